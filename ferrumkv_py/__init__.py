@@ -1,0 +1,2 @@
+"""ferrumkv_py: a Redis-compatible cache server."""
+__version__ = "0.1.0"

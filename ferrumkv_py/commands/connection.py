@@ -1,0 +1,354 @@
+"""Connection commands: PING ECHO QUIT RESET SELECT HELLO AUTH CLIENT, and MULTI/EXEC/WATCH."""
+
+from __future__ import annotations
+
+import time
+
+from .. import errors
+from ..errors import CommandError
+from ..registry import command
+from ..resp import OK, PONG, Raw, Status, Verbatim
+from .util import parse_int
+
+REDIS_VERSION = b"7.0.15"
+
+
+@command("ping", -1, "fast stale", group="connection")
+def ping(c, argv):
+    """PING [message]
+    Returns PONG, or the message."""
+    if len(argv) > 2:
+        raise CommandError(errors.WRONG_ARGS % "ping")
+    return PONG if len(argv) == 1 else argv[1]
+
+
+@command("echo", 2, "fast stale", group="connection")
+def echo(c, argv):
+    """ECHO message
+    Returns the given string."""
+    return argv[1]
+
+
+@command("quit", -1, "noauth fast stale", group="connection")
+def quit_(c, argv):
+    """QUIT
+    Closes the connection after the reply."""
+    c.close_after_reply()
+    return OK
+
+
+@command("reset", 1, "noauth fast stale", group="connection")
+def reset(c, argv):
+    """RESET
+    Resets the connection: leaves MULTI, unwatches, selects db 0, RESP2, no name."""
+    c.multi = None
+    c.multi_error = False
+    c.unwatch_all()
+    c.db = c.ks.dbs[0]
+    c.proto = 2
+    c.name = b""
+    c.authenticated = not c.server.requirepass
+    return Raw(b"+RESET\r\n")
+
+
+@command("select", 2, "fast loading stale", group="connection")
+def select(c, argv):
+    """SELECT index
+    Changes the selected database."""
+    idx = parse_int(argv[1])
+    if not 0 <= idx < len(c.ks.dbs):
+        raise CommandError(errors.DB_INDEX_OUT_OF_RANGE)
+    c.db = c.ks.dbs[idx]
+    return OK
+
+
+def _check_password(c, user: bytes, password: bytes) -> None:
+    pw = c.server.requirepass
+    if user != b"default" or not pw or password.decode("utf-8", "surrogateescape") != pw:
+        raise CommandError(errors.WRONGPASS)
+
+
+@command("auth", -2, "noauth fast stale no_multi", group="connection")
+def auth(c, argv):
+    """AUTH [username] password
+    Authenticates the connection."""
+    if len(argv) > 3:
+        raise CommandError(errors.SYNTAX)
+    if len(argv) == 2 and not c.server.requirepass:
+        raise CommandError(errors.AUTH_NOT_SET)
+    user, pw = (b"default", argv[1]) if len(argv) == 2 else (argv[1], argv[2])
+    _check_password(c, user, pw)
+    c.authenticated = True
+    return OK
+
+
+@command("hello", -1, "noauth fast stale no_multi", group="connection")
+def hello(c, argv):
+    """HELLO [protover [AUTH username password] [SETNAME clientname]]
+    Handshakes: switches RESP version, authenticates, names the connection."""
+    ver = None
+    i = 1
+    if len(argv) >= 2:
+        try:
+            ver = parse_int(argv[1])
+        except CommandError:
+            raise CommandError("Protocol version is not an integer or out of range") from None
+        if ver < 2 or ver > 3:
+            raise CommandError(errors.NOPROTO)
+        i = 2
+    user = pw = name = None
+    while i < len(argv):
+        more = len(argv) - 1 - i
+        opt = argv[i].lower()
+        if opt == b"auth" and more >= 2:
+            user, pw = argv[i + 1], argv[i + 2]
+            i += 3
+        elif opt == b"setname" and more >= 1:
+            name = argv[i + 1]
+            i += 2
+        else:
+            raise CommandError("Syntax error in HELLO option '%s'"
+                               % argv[i].decode("utf-8", "replace"))
+    if user is not None:
+        _check_password(c, user, pw)
+        c.authenticated = True
+    if not c.authenticated:
+        raise CommandError("NOAUTH HELLO must be called with the client already authenticated, "
+                           "otherwise the HELLO <proto> AUTH <user> <pass> option can be used "
+                           "to authenticate the client and select the RESP protocol version "
+                           "at the same time")
+    if name is not None:
+        _validate_name(name)
+        c.name = name
+    if ver is not None:
+        c.proto = ver
+    return {b"server": b"redis", b"version": REDIS_VERSION, b"proto": c.proto, b"id": c.id,
+            b"mode": b"standalone", b"role": b"master", b"modules": []}
+
+
+# ---- CLIENT ----
+
+@command("client", -2, "", group="connection")
+def client(c, argv):
+    """CLIENT subcommand [arguments ...]
+    Connection introspection and control."""
+    raise CommandError(errors.UNKNOWN_SUBCOMMAND % (argv[1].decode(), "CLIENT"))
+
+
+def _validate_name(name: bytes) -> None:
+    if any(b < 0x21 or b > 0x7E for b in name):
+        raise CommandError("Client names cannot contain spaces, newlines or special characters.")
+
+
+@command("id", 2, "noscript loading stale", parent="client")
+def client_id(c, argv):
+    """CLIENT ID
+    Returns the connection's id."""
+    return c.id
+
+
+@command("setname", 3, "noscript loading stale", parent="client")
+def client_setname(c, argv):
+    """CLIENT SETNAME connection-name
+    Names the connection."""
+    _validate_name(argv[2])
+    c.name = argv[2]
+    return OK
+
+
+@command("getname", 2, "noscript loading stale", parent="client")
+def client_getname(c, argv):
+    """CLIENT GETNAME
+    Returns the connection's name, or null."""
+    return c.name or None
+
+
+@command("setinfo", 4, "noscript loading stale", parent="client")
+def client_setinfo(c, argv):
+    """CLIENT SETINFO <LIB-NAME libname | LIB-VER libver>
+    Records the client library's name or version (shown by CLIENT LIST)."""
+    attr = argv[2].lower()
+    if attr not in (b"lib-name", b"lib-ver"):
+        raise CommandError("Unrecognized option '%s'" % argv[2].decode("utf-8", "replace"))
+    if any(b < 0x21 or b > 0x7E for b in argv[3]):
+        raise CommandError("%s cannot contain spaces, newlines or special characters."
+                           % argv[2].decode().upper())
+    if attr == b"lib-name":
+        c.lib_name = argv[3]
+    else:
+        c.lib_ver = argv[3]
+    return OK
+
+
+def client_line(c, now: float) -> str:
+    """One CLIENT LIST / CLIENT INFO line, with Redis 7's field names."""
+    flags = "x" if c.multi is not None else ("N" if not c.watched else "N")
+    return ("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 "
+            "ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 "
+            "omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s "
+            "lib-ver=%s" % (
+                c.id, c.addr, c.laddr, c.fd, c.name.decode("utf-8", "replace"),
+                int(now - c.created), int(now - c.last_interaction), flags, c.db.id,
+                len(c.multi) if c.multi is not None else -1, c.last_cmd, c.proto,
+                c.lib_name.decode("utf-8", "replace"), c.lib_ver.decode("utf-8", "replace")))
+
+
+@command("list", -2, "admin noscript loading stale", parent="client")
+def client_list(c, argv):
+    """CLIENT LIST [TYPE normal|master|replica|pubsub] [ID client-id ...]
+    Lists the connections."""
+    clients = sorted(c.server.clients.values(), key=lambda x: x.id)
+    if len(argv) > 2:
+        opt = argv[2].lower()
+        if opt == b"type" and len(argv) == 4:
+            kind = argv[3].lower()
+            if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+                raise CommandError("Unknown client type '%s'" % argv[3].decode())
+            if kind != b"normal":
+                clients = []
+        elif opt == b"id" and len(argv) >= 4:
+            ids = set()
+            for a in argv[3:]:
+                try:
+                    ids.add(parse_int(a))
+                except CommandError:
+                    raise CommandError("Invalid client ID") from None
+            clients = [x for x in clients if x.id in ids]
+        else:
+            raise CommandError(errors.SYNTAX)
+    now = time.monotonic()
+    return Verbatim("".join(client_line(x, now) + "\n" for x in clients).encode())
+
+
+@command("info", 2, "noscript loading stale", parent="client")
+def client_info(c, argv):
+    """CLIENT INFO
+    Describes this connection."""
+    return Verbatim((client_line(c, time.monotonic()) + "\n").encode())
+
+
+@command("kill", -3, "admin noscript loading stale", parent="client")
+def client_kill(c, argv):
+    """CLIENT KILL ip:port | <ID client-id | ADDR ip:port | LADDR ip:port | SKIPME yes/no> ...
+    Closes connections."""
+    clients = list(c.server.clients.values())
+    if len(argv) == 3:  # old form: CLIENT KILL addr
+        addr = argv[2].decode("utf-8", "replace")
+        for x in clients:
+            if x.addr == addr:
+                x.kill()
+                return OK
+        raise CommandError("No such client")
+    if len(argv) % 2 != 0:
+        raise CommandError(errors.SYNTAX)
+    skipme = True
+    tests = []
+    for i in range(2, len(argv), 2):
+        opt, val = argv[i].lower(), argv[i + 1]
+        if opt == b"id":
+            try:
+                cid = parse_int(val)
+            except CommandError:
+                raise CommandError("client-id should be greater than 0") from None
+            if cid <= 0:
+                raise CommandError("client-id should be greater than 0")
+            tests.append(lambda x, cid=cid: x.id == cid)
+        elif opt == b"addr":
+            tests.append(lambda x, a=val.decode(): x.addr == a)
+        elif opt == b"laddr":
+            tests.append(lambda x, a=val.decode(): x.laddr == a)
+        elif opt == b"skipme":
+            if val.lower() not in (b"yes", b"no"):
+                raise CommandError(errors.SYNTAX)
+            skipme = val.lower() == b"yes"
+        elif opt == b"type":
+            kind = val.lower()
+            if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
+                raise CommandError("Unknown client type '%s'" % val.decode())
+            tests.append(lambda x, k=kind: k == b"normal")
+        elif opt == b"user":
+            tests.append(lambda x, u=val: u == b"default")
+        elif opt == b"maxage":
+            age = parse_int(val)
+            tests.append(lambda x, a=age: time.monotonic() - x.created >= a)
+        else:
+            raise CommandError(errors.SYNTAX)
+    killed = 0
+    for x in clients:
+        if skipme and x is c:
+            continue
+        if all(t(x) for t in tests):
+            x.kill()
+            killed += 1
+    return killed
+
+
+@command("help", 2, "loading stale", parent="client")
+def client_help(c, argv):
+    """CLIENT HELP
+    Lists the CLIENT subcommands."""
+    return [Status(line.encode()) for line in (
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ID", "    Return the ID of the current connection.",
+        "INFO", "    Return information about the current client connection.",
+        "KILL <ip:port> | <option> <value> [<option> <value> ...]",
+        "    Kill connections (ID, ADDR, LADDR, SKIPME, TYPE, USER, MAXAGE).",
+        "LIST [TYPE normal|master|replica|pubsub] [ID <id> [<id> ...]]",
+        "    Return information about client connections.",
+        "GETNAME", "    Return the name of the current connection.",
+        "SETNAME <name>", "    Assign the name <name> to the current connection.",
+        "SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+        "HELP", "    Print this help.")]
+
+
+# ---- transactions ----
+
+@command("multi", 1, "noscript loading stale fast allow_busy", group="transactions")
+def multi(c, argv):
+    """MULTI
+    Starts a transaction."""
+    if c.multi is not None:
+        raise CommandError(errors.MULTI_NESTED)
+    c.multi = []
+    c.multi_error = False
+    return OK
+
+
+@command("exec", 1, "noscript loading stale skip_slowlog", group="transactions")
+def exec_(c, argv):
+    """EXEC
+    Runs the queued commands of a transaction."""
+    if c.multi is None:
+        raise CommandError(errors.EXEC_WITHOUT_MULTI)
+    return Raw(c.exec_multi())
+
+
+@command("discard", 1, "noscript loading stale fast allow_busy", group="transactions")
+def discard(c, argv):
+    """DISCARD
+    Drops the queued commands of a transaction."""
+    if c.multi is None:
+        raise CommandError(errors.DISCARD_WITHOUT_MULTI)
+    c.multi = None
+    c.multi_error = False
+    c.unwatch_all()
+    return OK
+
+
+@command("watch", -2, "noscript loading stale fast allow_busy", first_key=1, last_key=-1,
+         group="transactions")
+def watch(c, argv):
+    """WATCH key [key ...]
+    Makes the next EXEC conditional on these keys staying untouched."""
+    if c.multi is not None:
+        raise CommandError(errors.WATCH_IN_MULTI)
+    c.watch(argv[1:])
+    return OK
+
+
+@command("unwatch", 1, "noscript loading stale fast allow_busy", group="transactions")
+def unwatch(c, argv):
+    """UNWATCH
+    Forgets every WATCHed key."""
+    c.unwatch_all()
+    return OK

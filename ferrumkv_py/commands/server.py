@@ -1,0 +1,311 @@
+"""Server commands: INFO TIME CONFIG COMMAND SHUTDOWN DBSIZE FLUSHDB FLUSHALL SWAPDB."""
+
+from __future__ import annotations
+
+from .. import errors, info
+from ..config import SPECS, ConfigError
+from ..errors import CommandError
+from ..registry import command, lookup, unique_commands
+from ..resp import OK, Status, Verbatim
+from .util import parse_int
+
+
+@command("info", -1, "loading stale", group="server")
+def info_(c, argv):
+    """INFO [section [section ...]]
+    Returns information and statistics about the server."""
+    text = info.render(c.server, [a.decode("utf-8", "replace") for a in argv[1:]])
+    return Verbatim(text.encode())
+
+
+@command("time", 1, "loading stale fast random", group="server")
+def time_(c, argv):
+    """TIME
+    Returns the server time as seconds and microseconds."""
+    us = c.server.clock.now_us()
+    return [str(us // 1_000_000).encode(), str(us % 1_000_000).encode()]
+
+
+@command("dbsize", 1, "readonly fast", group="server")
+def dbsize(c, argv):
+    """DBSIZE
+    Returns the number of keys in the selected database."""
+    return len(c.db.data)
+
+
+def _flush_mode(argv, name):
+    if len(argv) > 2 or (len(argv) == 2 and argv[1].lower() not in (b"async", b"sync")):
+        raise CommandError(errors.SYNTAX)
+
+
+@command("flushdb", -1, "write", group="server")
+def flushdb(c, argv):
+    """FLUSHDB [ASYNC|SYNC]
+    Deletes every key of the selected database."""
+    _flush_mode(argv, "flushdb")
+    c.db.clear()
+    return OK
+
+
+@command("flushall", -1, "write", group="server")
+def flushall(c, argv):
+    """FLUSHALL [ASYNC|SYNC]
+    Deletes every key of every database."""
+    _flush_mode(argv, "flushall")
+    c.ks.flushall()
+    return OK
+
+
+@command("swapdb", 3, "write fast", group="server")
+def swapdb(c, argv):
+    """SWAPDB index1 index2
+    Swaps two databases."""
+    try:
+        a = parse_int(argv[1])
+    except CommandError:
+        raise CommandError("invalid first DB index") from None
+    try:
+        b = parse_int(argv[2])
+    except CommandError:
+        raise CommandError("invalid second DB index") from None
+    dbs = c.ks.dbs
+    if not (0 <= a < len(dbs) and 0 <= b < len(dbs)):
+        raise CommandError(errors.DB_INDEX_OUT_OF_RANGE)
+    if a != b:
+        dbs[a].swap_contents(dbs[b])
+        c.ks.signal_all()
+    return OK
+
+
+@command("shutdown", -1, "admin noscript loading stale no_multi", group="server")
+def shutdown(c, argv):
+    """SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
+    Stops the server (nothing to save: the data set lives in memory only)."""
+    opts = {a.lower() for a in argv[1:]}
+    if not opts <= {b"nosave", b"save", b"now", b"force", b"abort"} or \
+            (b"save" in opts and b"nosave" in opts):
+        raise CommandError(errors.SYNTAX)
+    if b"abort" in opts:
+        if len(opts) > 1:
+            raise CommandError(errors.SYNTAX)
+        raise CommandError("No shutdown in progress.")
+    c.server.request_shutdown()
+    c.close_after_reply()
+    return None
+
+
+# ---- CONFIG ----
+
+@command("config", -2, "", group="server")
+def config_(c, argv):
+    """CONFIG subcommand [arguments ...]
+    Reads and changes the configuration at runtime."""
+    raise CommandError(errors.UNKNOWN_SUBCOMMAND % (argv[1].decode(), "CONFIG"))
+
+
+@command("get", -3, "admin noscript loading stale", parent="config")
+def config_get(c, argv):
+    """CONFIG GET parameter [parameter ...]
+    Returns the values of the parameters matching the glob patterns."""
+    pats = [a.decode("utf-8", "replace") for a in argv[2:]]
+    found = c.server.config.get(pats)
+    if c.proto == 3:
+        return {k.encode(): v.encode() for k, v in found.items()}
+    out = []
+    for k, v in found.items():
+        out += [k.encode(), v.encode()]
+    return out
+
+
+@command("set", -4, "admin noscript loading stale", parent="config")
+def config_set(c, argv):
+    """CONFIG SET parameter value [parameter value ...]
+    Changes parameters at runtime; all or nothing."""
+    if len(argv) % 2:
+        raise CommandError("Unknown option or number of arguments for CONFIG SET - '%s'"
+                           % argv[-1].decode("utf-8", "replace"))
+    config = c.server.config
+    pairs = []
+    seen = set()
+    for i in range(2, len(argv), 2):
+        name = argv[i].decode("utf-8", "replace").lower()
+        if name not in SPECS:
+            raise CommandError("Unknown option or number of arguments for CONFIG SET - '%s'"
+                               % argv[i].decode("utf-8", "replace"))
+        if name in seen:
+            raise CommandError("CONFIG SET failed (possibly related to argument '%s') - "
+                               "duplicate parameter" % name)
+        seen.add(name)
+        pairs.append((name, argv[i + 1].decode("utf-8", "surrogateescape")))
+    old = {name: config.values[name] for name, _ in pairs}
+    try:
+        for name, value in pairs:
+            config.set(name, value, runtime=True)
+    except ConfigError as e:
+        for name, value in old.items():  # all or nothing, as Redis 7
+            if config.values[name] != value:
+                config.values[name] = value
+                for fn in config._listeners.get(name, ()):
+                    fn(value)
+        raise CommandError("CONFIG SET failed (possibly related to argument '%s') - %s"
+                           % (e.name, e.msg)) from None
+    return OK
+
+
+@command("resetstat", 2, "admin noscript loading stale", parent="config")
+def config_resetstat(c, argv):
+    """CONFIG RESETSTAT
+    Resets the statistics INFO reports."""
+    server = c.server
+    server.stats.reset()
+    ks = server.ks
+    ks.hits = ks.misses = ks.expired_keys = ks.evicted_keys = 0
+    ks.expired_time_cap_reached_count = 0
+    ks.expired_stale_perc = 0.0
+    ks.peak_memory = ks.used_memory
+    return OK
+
+
+@command("rewrite", 2, "admin noscript loading stale", parent="config")
+def config_rewrite(c, argv):
+    """CONFIG REWRITE
+    Writes the running configuration back to the config file."""
+    try:
+        c.server.config.rewrite()
+    except ConfigError as e:
+        raise CommandError(e.msg) from None
+    except OSError as e:
+        raise CommandError("Rewriting config file: %s" % e.strerror) from None
+    return OK
+
+
+@command("help", 2, "loading stale", parent="config")
+def config_help(c, argv):
+    """CONFIG HELP
+    Lists the CONFIG subcommands."""
+    return [Status(s.encode()) for s in (
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
+        "RESETSTAT", "    Reset statistics reported by the INFO command.",
+        "REWRITE", "    Rewrite the configuration file.",
+        "HELP", "    Print this help.")]
+
+
+# ---- COMMAND ----
+
+def _flags(spec) -> list:
+    return [Status(f.encode()) for f in sorted(spec.flags)]
+
+
+def command_info(spec) -> list:
+    """One COMMAND / COMMAND INFO entry (Redis 7 layout, 10 elements)."""
+    subs = [command_info(s) for s in spec.subcommands.values()]
+    return [spec.name.encode(), spec.arity, _flags(spec), spec.first_key, spec.last_key,
+            spec.step, [("@" + spec.group).encode()], [], [], subs]
+
+
+def command_docs(spec) -> dict:
+    doc = {b"summary": spec.summary.encode(), b"since": b"1.0.0", b"group": spec.group.encode()}
+    if spec.subcommands:
+        doc[b"subcommands"] = {s.name.encode(): command_docs(s)
+                               for s in spec.subcommands.values()}
+    return doc
+
+
+@command("command", -1, "loading stale", group="server")
+def command_(c, argv):
+    """COMMAND
+    Returns details about every command."""
+    return [command_info(s) for s in unique_commands()]
+
+
+@command("count", 2, "loading stale", parent="command")
+def command_count(c, argv):
+    """COMMAND COUNT
+    Returns the number of commands."""
+    return len(unique_commands())
+
+
+@command("info", -2, "loading stale", parent="command")
+def command_info_(c, argv):
+    """COMMAND INFO [command-name [command-name ...]]
+    Returns details about the named commands (all without names)."""
+    if len(argv) == 2:
+        return [command_info(s) for s in unique_commands()]
+    out = []
+    for name in argv[2:]:
+        spec = _find(name)
+        out.append(command_info(spec) if spec else None)
+    return out
+
+
+def _find(name: bytes):
+    top, _, sub = name.lower().partition(b"|")
+    spec = lookup(top)
+    if spec is not None and sub:
+        spec = spec.subcommands.get(sub.decode("utf-8", "replace"))
+    return spec
+
+
+@command("docs", -2, "loading stale", parent="command")
+def command_docs_(c, argv):
+    """COMMAND DOCS [command-name [command-name ...]]
+    Returns documentary information about commands."""
+    specs = unique_commands() if len(argv) == 2 else [s for s in map(_find, argv[2:]) if s]
+    return {s.name.encode(): command_docs(s) for s in specs}
+
+
+@command("list", -2, "loading stale", parent="command")
+def command_list(c, argv):
+    """COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
+    Returns the command names."""
+    from .util import glob_match
+    specs = unique_commands()
+    if len(argv) > 2:
+        if len(argv) != 5 or argv[2].lower() != b"filterby":
+            raise CommandError(errors.SYNTAX)
+        kind, arg = argv[3].lower(), argv[4]
+        if kind == b"pattern":
+            specs = [s for s in specs if glob_match(arg, s.name.encode(), nocase=True)]
+        elif kind == b"aclcat":
+            specs = [s for s in specs if s.group.encode() == arg.lower().lstrip(b"@")]
+        elif kind == b"module":
+            specs = []
+        else:
+            raise CommandError(errors.SYNTAX)
+    return [s.name.encode() for s in specs]
+
+
+@command("getkeys", -3, "loading stale", parent="command")
+def command_getkeys(c, argv):
+    """COMMAND GETKEYS command [arg [arg ...]]
+    Extracts the key names from a full command."""
+    spec = lookup(argv[2])
+    if spec is None:
+        raise CommandError("Invalid command specified")
+    call = argv[2:]
+    if spec.subcommands and len(call) > 1:
+        spec = spec.subcommands.get(call[1].lower().decode("utf-8", "replace"), spec)
+    if not spec.arity_ok(len(call)):
+        raise CommandError("Invalid number of arguments specified for command")
+    keys = spec.keys(call)
+    if not keys:
+        raise CommandError("The command has no key arguments")
+    return list(keys)
+
+
+@command("help", 2, "loading stale", parent="command")
+def command_help(c, argv):
+    """COMMAND HELP
+    Lists the COMMAND subcommands."""
+    return [Status(s.encode()) for s in (
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)", "    Return details about all commands.",
+        "COUNT", "    Return the total number of commands.",
+        "GETKEYS <full-command>", "    Return the keys from a full command.",
+        "INFO [<command-name> ...]", "    Return details about the named commands.",
+        "DOCS [<command-name> ...]", "    Return documentation about the named commands.",
+        "LIST [FILTERBY (MODULE|ACLCAT|PATTERN) <arg>]", "    Return the command names.",
+        "HELP", "    Print this help.")]
+

@@ -1,0 +1,248 @@
+"""One client connection: bytes in, commands dispatched in order, replies out in one write.
+
+:class:`Client` is the asyncio.Protocol (measured 20-30% faster than streams here,
+``../shared/notes/performance.md``) and the per-client state commands see (``c.db``,
+``c.proto``, ``c.name`` ...).  It glues the transport to :class:`resp.RequestReader` and to
+:func:`Client.call`, the dispatcher, which alone enforces the command table's rules:
+
+    unknown command -> arity -> subcommand -> auth -> MULTI queueing -> denyoom under
+    maxmemory -> handler -> reply encoding, stats, WATCH and shadow bookkeeping
+
+A protocol error is answered with Redis's text and closes only this connection; a command
+error is an error reply and the connection stays.  Every complete command of one read runs
+before the replies go out together (``data_received`` does one ``transport.write``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from . import errors
+from .errors import CommandError
+from .registry import COMMANDS, lookup
+from .resp import (NEED_MORE, NULL_ARRAY, QUEUED, ProtocolError, RequestReader, encode,
+                   encode_error)
+
+_perf_ns = time.perf_counter_ns
+
+# Commands that run immediately inside MULTI instead of being queued.
+_MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+
+
+class Client(asyncio.Protocol):
+    """A connected client: protocol object and command context in one (fewer hops)."""
+
+    def __init__(self, server):
+        self.server = server
+        self.ks = server.ks
+        self.id = server.next_client_id()
+        self.db = server.ks.dbs[0]
+        self.proto = 2
+        self.name = b""
+        self.lib_name = b""
+        self.lib_ver = b""
+        self.authenticated = not server.requirepass
+        self.transport = None
+        self.addr = "?:0"
+        self.laddr = "?:0"
+        self.fd = -1
+        self.created = time.monotonic()
+        self.last_interaction = self.created
+        self.multi = None            # list of (spec, argv) while in MULTI
+        self.multi_error = False
+        self.watched: list = []      # (db id, key) pairs this client WATCHes
+        self.dirty_cas = False
+        self.closing = False
+        self.paused = False
+        self.last_cmd = "NULL"
+        self.reader = RequestReader(server.config["proto-max-bulk-len"])
+
+    # ---- asyncio.Protocol ----
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        sock = transport.get_extra_info("sockname")
+        if peer:
+            self.addr = "%s:%s" % (peer[0], peer[1]) if isinstance(peer, tuple) else str(peer)
+        if sock:
+            self.laddr = "%s:%s" % (sock[0], sock[1]) if isinstance(sock, tuple) else str(sock)
+        s = transport.get_extra_info("socket")
+        if s is not None:
+            self.fd = s.fileno()
+        if not self.server.add_client(self):
+            transport.write(encode_error("ERR " + errors.MAX_CLIENTS))
+            transport.close()
+            self.closing = True
+
+    def connection_lost(self, exc) -> None:
+        self.closing = True
+        self.unwatch_all()
+        self.server.remove_client(self)
+
+    def pause_writing(self) -> None:
+        # The client does not read its replies: stop reading its requests until it does,
+        # so one slow reader cannot grow our memory without bound.
+        self.paused = True
+        self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        if not self.closing:
+            self.transport.resume_reading()
+
+    def data_received(self, data: bytes) -> None:
+        if self.closing:
+            return
+        reader = self.reader
+        server = self.server
+        server.ks.refresh_time()
+        self.last_interaction = server.now_mono
+        reader.feed(data)
+        out = []
+        call = self.call
+        while True:
+            try:
+                argv = reader.get()
+            except ProtocolError as e:
+                server.stats.protocol_errors += 1
+                out.append(e.reply())
+                self.closing = True
+                break
+            if argv is NEED_MORE:
+                break
+            out.append(call(argv))
+            if self.closing:
+                break
+        if out:
+            self.transport.write(b"".join(out) if len(out) > 1 else out[0])
+        if self.closing:
+            self.transport.close()
+
+    # ---- dispatch ----
+
+    def call(self, argv: list) -> bytes:
+        """Run one command and return its encoded reply.  Complexity: the command's own."""
+        spec = COMMANDS.get(argv[0])
+        if spec is None:
+            spec = lookup(argv[0])
+            if spec is None:
+                return self._reject(self._unknown(argv))
+        n = len(argv)
+        a = spec.arity
+        if (n != a) if a > 0 else (n < -a):
+            return self._reject("ERR " + errors.WRONG_ARGS % spec.name)
+        if spec.subcommands and n > 1:
+            sub = spec.subcommands.get(argv[1].lower().decode("utf-8", "replace"))
+            if sub is None:
+                return self._reject("ERR " + errors.UNKNOWN_SUBCOMMAND % (
+                    _printable(argv[1]), spec.name.upper()))
+            spec = sub
+            a = spec.arity
+            if (n != a) if a > 0 else (n < -a):
+                return self._reject("ERR " + errors.WRONG_ARGS % spec.name)
+        if not self.authenticated and not spec.noauth:
+            return self._reject(errors.NOAUTH)
+        if self.multi is not None and spec.name not in _MULTI_IMMEDIATE:
+            if spec.denyoom and not self.server.evictor.make_room():
+                self.multi_error = True
+                return self._reject(errors.OOMError().text, spec)
+            self.multi.append((spec, argv))
+            return QUEUED
+        server = self.server
+        if spec.denyoom and server.maxmemory and not server.evictor.make_room():
+            return self._reject(errors.OOMError().text, spec)
+        return self.run(spec, argv)
+
+    def run(self, spec, argv: list) -> bytes:
+        """Execute a checked command: handler, encoding, stats, WATCH and shadow hooks."""
+        server = self.server
+        t0 = _perf_ns()
+        try:
+            reply = spec.handler(self, argv)
+        except CommandError as e:
+            server.stats.count_call(spec, _perf_ns() - t0, failed=True)
+            server.stats.count_error(e.code)
+            return encode_error(e.text)
+        t = reply.__class__
+        if t is bytes:
+            out = b"$%d\r\n%b\r\n" % (len(reply), reply)
+        elif reply is None:
+            out = b"_\r\n" if self.proto == 3 else b"$-1\r\n"
+        elif t is int:
+            out = b":%d\r\n" % reply
+        else:
+            out = reply if t.__name__ == "Raw" else encode(reply, self.proto)
+        server.stats.count_call(spec, _perf_ns() - t0)
+        shadow = server.shadow
+        if shadow is not None:
+            shadow.record(self, spec, argv)
+        self.last_cmd = spec.name
+        return out
+
+    def _unknown(self, argv: list) -> str:
+        args = " ".join("'%s'" % _printable(a)[:128] for a in argv[1:])
+        if args:
+            args += " "
+        return "ERR " + errors.UNKNOWN_COMMAND % (_printable(argv[0])[:128], args)
+
+    def _reject(self, text: str, spec=None) -> bytes:
+        """An error found before the handler ran (Redis counts these as rejected calls)."""
+        if self.multi is not None and not text.startswith("OOM"):
+            self.multi_error = True
+        self.server.stats.count_error(text.split(" ", 1)[0])
+        if spec is not None:
+            self.server.stats.count_rejected(spec)
+        return encode_error(text)
+
+    # ---- transactions ----
+
+    def exec_multi(self) -> bytes:
+        """EXEC: run the queued commands as one batch, or abort."""
+        queued, self.multi = self.multi, None
+        try:
+            if self.multi_error:
+                return encode_error(errors.EXECABORT)
+            if self.dirty_cas:
+                return encode(NULL_ARRAY, self.proto)
+            parts = [b"*%d\r\n" % len(queued)]
+            for spec, argv in queued:
+                parts.append(self.run(spec, argv))
+            return b"".join(parts)
+        finally:
+            self.multi_error = False
+            self.unwatch_all()
+
+    def watch(self, keys: list) -> None:
+        ks = self.ks
+        for key in keys:
+            k = (self.db.id, key)
+            if k in self.watched:
+                continue
+            self.watched.append(k)
+            ks.watched.setdefault(k, set()).add(self)
+
+    def unwatch_all(self) -> None:
+        ks = self.ks
+        for k in self.watched:
+            clients = ks.watched.get(k)
+            if clients is not None:
+                clients.discard(self)
+                if not clients:
+                    del ks.watched[k]
+        self.watched = []
+        self.dirty_cas = False
+
+    def close_after_reply(self) -> None:
+        self.closing = True
+
+    def kill(self) -> None:
+        """CLIENT KILL / timeout / shutdown: drop the connection now."""
+        self.closing = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _printable(b: bytes) -> str:
+    return b.decode("utf-8", "replace")

@@ -1,0 +1,79 @@
+"""Every error a client can see, with Redis 7.0's exact texts.
+
+Handlers raise :class:`CommandError` (or a subclass carrying another RESP prefix); only the
+dispatcher turns one into ``-PREFIX message\\r\\n``.  A command error never closes the
+connection; only a malformed frame (``resp.ProtocolError``) does.
+"""
+
+from __future__ import annotations
+
+
+class CommandError(Exception):
+    """An error reply.  ``text`` is the full reply text without the leading ``-``."""
+
+    prefix = "ERR"
+
+    def __init__(self, msg: str):
+        super().__init__(msg)
+        self.text = msg if self._has_prefix(msg) else "%s %s" % (self.prefix, msg)
+
+    @staticmethod
+    def _has_prefix(msg: str) -> bool:
+        head = msg.split(" ", 1)[0]
+        return head.isupper() and head.isalpha() and len(head) > 1 and head in _KNOWN_PREFIXES
+
+    @property
+    def code(self) -> str:
+        """The first word, as INFO errorstats counts it (ERR, WRONGTYPE, OOM...)."""
+        return self.text.split(" ", 1)[0]
+
+
+_KNOWN_PREFIXES = {"ERR", "WRONGTYPE", "OOM", "NOAUTH", "WRONGPASS", "NOPROTO", "EXECABORT",
+                   "BUSYKEY", "NOSCRIPT", "NOPERM", "LOADING", "READONLY", "NOTBUSY"}
+
+
+class WrongTypeError(CommandError):
+    prefix = "WRONGTYPE"
+
+    def __init__(self, msg: str = "WRONGTYPE Operation against a key holding the wrong kind of value"):
+        super().__init__(msg)
+
+
+class OOMError(CommandError):
+    prefix = "OOM"
+
+    def __init__(self, msg: str = "OOM command not allowed when used memory > 'maxmemory'."):
+        super().__init__(msg)
+
+
+# ---- message constants (text after the prefix unless the prefix is part of it) ----
+SYNTAX = "syntax error"
+NOT_INT = "value is not an integer or out of range"
+NOT_FLOAT = "value is not a valid float"
+OVERFLOW = "increment or decrement would overflow"
+INCR_FLOAT_NAN = "increment would produce NaN or Infinity"
+NO_SUCH_KEY = "no such key"
+INDEX_OUT_OF_RANGE = "index out of range"
+INVALID_EXPIRE = "invalid expire time in '%s' command"
+DB_INDEX_OUT_OF_RANGE = "DB index is out of range"
+INVALID_DB_INDEX = "invalid DB index"
+NOT_POSITIVE = "value is out of range, must be positive"
+MIN_MAX_NOT_FLOAT = "min or max is not a float"
+MIN_MAX_NOT_STRING = "min or max not valid string range item"
+WRONG_ARGS = "wrong number of arguments for '%s' command"
+UNKNOWN_COMMAND = "unknown command '%s', with args beginning with: %s"
+UNKNOWN_SUBCOMMAND = "unknown subcommand '%s'. Try %s HELP."
+NOAUTH = "NOAUTH Authentication required."
+WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
+AUTH_NOT_SET = ("AUTH <password> called without any password configured for the default user. "
+                "Are you sure your configuration is correct?")
+NOPROTO = "NOPROTO unsupported protocol version"
+MULTI_NESTED = "MULTI calls can not be nested"
+EXEC_WITHOUT_MULTI = "EXEC without MULTI"
+DISCARD_WITHOUT_MULTI = "DISCARD without MULTI"
+WATCH_IN_MULTI = "WATCH inside MULTI is not allowed"
+EXECABORT = "EXECABORT Transaction discarded because of previous errors."
+MAX_CLIENTS = "max number of clients reached"
+SAME_OBJECT = "source and destination objects are the same"
+STRING_TOO_LONG = "string exceeds maximum allowed size (proto-max-bulk-len)"
+OFFSET_OUT_OF_RANGE = "offset is out of range"

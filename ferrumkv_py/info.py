@@ -1,0 +1,214 @@
+"""INFO: sections rendered from a table of field functions, with Redis's field names.
+
+Each section is a function ``server -> list of (field, value)``; :func:`section` registers it.
+Values print as plain decimals (floats with fixed decimals) so scrapers can parse them, and
+lines end in ``\\r\\n`` as Redis's do.
+
+Which sections a call shows: no argument or ``default`` -> the default ones; ``all`` ->
+everything but ``everything``-only ones (none here besides modules); ``everything``;
+otherwise each named section (several may be given; unknown names are ignored, as Redis does).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import resource
+import sys
+import time
+from typing import Callable
+
+from . import __version__
+from .config import format_memory_human
+
+SECTIONS: dict[str, tuple[Callable, bool]] = {}   # name -> (render, in default INFO)
+
+
+def section(name: str, default: bool = True):
+    def deco(fn: Callable) -> Callable:
+        SECTIONS[name] = (fn, default)
+        return fn
+    return deco
+
+
+def render(server, args: list[str]) -> str:
+    """The INFO text for the given section names (lower case)."""
+    names = [a.lower() for a in args] or ["default"]
+    chosen: list[str] = []
+    for n in names:
+        if n in ("all", "everything"):
+            chosen += [s for s in SECTIONS if s not in chosen]
+        elif n == "default":
+            chosen += [s for s, (_, d) in SECTIONS.items() if d and s not in chosen]
+        elif n in SECTIONS and n not in chosen:
+            chosen.append(n)
+    order = [s for s in SECTIONS if s in chosen]
+    parts = []
+    for name in order:
+        fields = SECTIONS[name][0](server)
+        lines = ["# " + name.capitalize()] + ["%s:%s" % (k, _fmt(v)) for k, v in fields]
+        parts.append("\r\n".join(lines) + "\r\n")
+    return "\r\n".join(parts)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return "%.6f" % v if abs(v) < 1e15 else "%.0f" % v
+    return str(v)
+
+
+def rss_bytes() -> int:
+    """The process's resident set size, from /proc (0 where unavailable)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+@section("server")
+def _server(server) -> list:
+    uptime = int(time.time() - server.start_time)
+    return [
+        ("redis_version", "7.0.15"),
+        ("ferrumkv_version", __version__),
+        ("redis_mode", "standalone"),
+        ("os", "%s %s %s" % (platform.system(), platform.release(), platform.machine())),
+        ("arch_bits", 64 if sys.maxsize > 2 ** 32 else 32),
+        ("multiplexing_api", "asyncio"),
+        ("python_version", platform.python_version()),
+        ("process_id", os.getpid()),
+        ("tcp_port", server.port),
+        ("server_time_usec", int(time.time() * 1_000_000)),
+        ("uptime_in_seconds", uptime),
+        ("uptime_in_days", uptime // 86400),
+        ("hz", server.config["hz"]),
+        ("configured_hz", server.config["hz"]),
+        ("executable", os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""),
+        ("config_file", server.config.file or ""),
+    ]
+
+
+@section("clients")
+def _clients(server) -> list:
+    return [
+        ("connected_clients", len(server.clients)),
+        ("maxclients", server.config["maxclients"]),
+        ("blocked_clients", 0),
+        ("tracking_clients", 0),
+        ("clients_in_timeout_table", 0),
+    ]
+
+
+@section("memory")
+def _memory(server) -> list:
+    ks = server.ks
+    used = ks.used_memory
+    peak = max(getattr(ks, "peak_memory", 0), used)
+    ks.peak_memory = peak
+    rss = rss_bytes()
+    mm = server.maxmemory
+    fields = [
+        ("used_memory", used),
+        ("used_memory_human", format_memory_human(used)),
+        ("used_memory_rss", rss),
+        ("used_memory_rss_human", format_memory_human(rss)),
+        ("used_memory_peak", peak),
+        ("used_memory_peak_human", format_memory_human(peak)),
+        ("maxmemory", mm),
+        ("maxmemory_human", format_memory_human(mm)),
+        ("maxmemory_policy", server.config["maxmemory-policy"]),
+        ("maxmemory_samples", server.config["maxmemory-samples"]),
+        ("mem_fragmentation_ratio", "%.2f" % (rss / used) if used else "0.00"),
+        ("mem_allocator", "pymalloc"),
+        ("mem_not_counted_for_evict", 0),
+    ]
+    fields += server.evictor.info_fields()
+    return fields
+
+
+@section("persistence")
+def _persistence(server) -> list:
+    return [
+        ("loading", 0),
+        ("async_loading", 0),
+        ("rdb_changes_since_last_save", 0),
+        ("rdb_bgsave_in_progress", 0),
+        ("rdb_last_save_time", int(server.start_time)),
+        ("rdb_last_bgsave_status", "ok"),
+        ("aof_enabled", 0),
+        ("aof_rewrite_in_progress", 0),
+        ("aof_last_bgrewrite_status", "ok"),
+        ("aof_last_write_status", "ok"),
+    ]
+
+
+@section("stats")
+def _stats(server) -> list:
+    st, ks = server.stats, server.ks
+    return [
+        ("total_connections_received", st.total_connections),
+        ("total_commands_processed", st.total_commands),
+        ("instantaneous_ops_per_sec", 0),
+        ("rejected_connections", st.rejected_connections),
+        ("expired_keys", ks.expired_keys),
+        ("expired_stale_perc", "%.2f" % (ks.expired_stale_perc * 100)),
+        ("expired_time_cap_reached_count", ks.expired_time_cap_reached_count),
+        ("evicted_keys", ks.evicted_keys),
+        ("evicted_clients", 0),
+        ("total_eviction_exceeded_time", 0),
+        ("keyspace_hits", ks.hits),
+        ("keyspace_misses", ks.misses),
+        ("pubsub_channels", 0),
+        ("pubsub_patterns", 0),
+        ("total_error_replies", st.total_error_replies),
+        ("total_protocol_errors", st.protocol_errors),
+    ]
+
+
+@section("replication")
+def _replication(server) -> list:
+    return [("role", "master"), ("connected_slaves", 0), ("master_repl_offset", 0)]
+
+
+@section("cpu")
+def _cpu(server) -> list:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return [
+        ("used_cpu_sys", "%.6f" % ru.ru_stime),
+        ("used_cpu_user", "%.6f" % ru.ru_utime),
+    ]
+
+
+@section("commandstats", default=False)
+def _commandstats(server) -> list:
+    out = []
+    for spec, (calls, ns, rejected, failed) in sorted(server.stats.cmd.items(),
+                                                       key=lambda kv: kv[0].name):
+        usec = ns // 1000
+        out.append(("cmdstat_" + spec.name,
+                    "calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d"
+                    % (calls, usec, usec / calls if calls else 0.0, rejected, failed)))
+    return out
+
+
+@section("errorstats")
+def _errorstats(server) -> list:
+    return [("errorstat_" + code, "count=%d" % n)
+            for code, n in sorted(server.stats.errors.items())]
+
+
+@section("keyspace")
+def _keyspace(server) -> list:
+    out = []
+    now = server.ks.now_ms
+    for db in server.ks.dbs:
+        if db.data:
+            avg_ttl = 0
+            sample = db.sample(32, volatile=True) if db.volatile else []
+            ttls = [e.exp - now for e in sample if e.exp > now]
+            if ttls:
+                avg_ttl = sum(ttls) // len(ttls)
+            out.append(("db%d" % db.id, "keys=%d,expires=%d,avg_ttl=%d"
+                        % (len(db.data), db.volatile, avg_ttl)))
+    return out

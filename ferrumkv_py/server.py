@@ -1,0 +1,234 @@
+"""The server: listener, client registry, cron, statistics, clean shutdown.
+
+The cron runs ``hz`` times a second (Redis serverCron/databasesCron): it refreshes the cached
+clock, runs the active expire cycle, lets eviction catch up after ``CONFIG SET maxmemory``,
+closes idle clients (``timeout``) and feeds the litehit shadow.  Nothing here parses RESP or
+touches key data directly: that is ``connection.py`` and ``keyspace.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import time
+
+from . import commands  # noqa: F401  (registers every command)
+from .clock import SystemClock
+from .config import Config
+from .expire import active_expire_cycle
+from .keyspace import Keyspace
+
+log = logging.getLogger("ferrumkv")
+
+ACTIVE_EXPIRE_SLOW_TIME_PERC = 25   # % of CPU the slow expire cycle may use (effort 1)
+
+_LOGLEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.WARNING - 5,
+              "warning": logging.WARNING}
+logging.addLevelName(logging.WARNING - 5, "NOTICE")
+
+
+class Stats:
+    """Counters INFO reports; per-command stats keyed by CommandSpec."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.cmd: dict = {}          # spec -> [calls, usec_ns, rejected, failed]
+        self.errors: dict = {}       # error code -> count
+        self.total_commands = 0
+        self.total_connections = 0
+        self.rejected_connections = 0
+        self.protocol_errors = 0
+        self.total_error_replies = 0
+        self.net_input_bytes = 0
+        self.net_output_bytes = 0
+
+    def count_call(self, spec, ns: int, failed: bool = False) -> None:
+        st = self.cmd.get(spec)
+        if st is None:
+            st = self.cmd[spec] = [0, 0, 0, 0]
+        st[0] += 1
+        st[1] += ns
+        if failed:
+            st[3] += 1
+        self.total_commands += 1
+
+    def count_rejected(self, spec) -> None:
+        st = self.cmd.get(spec)
+        if st is None:
+            st = self.cmd[spec] = [0, 0, 0, 0]
+        st[2] += 1
+
+    def count_error(self, code: str) -> None:
+        self.errors[code] = self.errors.get(code, 0) + 1
+        self.total_error_replies += 1
+
+
+class Server:
+    """Owns the keyspace, the clients and the background work of one ferrumkv instance."""
+
+    def __init__(self, config: Config | None = None, clock=None, rng=None):
+        self.config = config or Config()
+        self.clock = clock or SystemClock()
+        self.ks = Keyspace(self.config["databases"], clock=self.clock, rng=rng)
+        self.stats = Stats()
+        self.clients: dict[int, object] = {}
+        self._next_id = 0
+        self.start_time = time.time()
+        self.now_mono = time.monotonic()
+        self.listeners: list = []
+        self.port = self.config["port"]
+        self.requirepass = ""
+        self.maxmemory = 0
+        self.shadow = None            # litehit shadow, when litehit-shadow is on
+        self.cron_loops = 0
+        self._stopped = None
+        self._cron_task = None
+        self.shutdown_requested = False
+        from .eviction import Evictor
+        self.evictor = Evictor(self)
+        self.config.on_change("requirepass", self._set_requirepass)
+        self.config.on_change("maxmemory", self._set_maxmemory)
+        self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
+
+    # ---- config listeners ----
+
+    def _set_requirepass(self, value: str) -> None:
+        self.requirepass = value
+
+    def _set_maxmemory(self, value: int) -> None:
+        self.maxmemory = value
+        if value and self.ks.used_memory > value:
+            log.warning("WARNING: the new maxmemory value set via CONFIG SET (%d) is smaller "
+                        "than the current memory usage (%d)", value, self.ks.used_memory)
+            self.evictor.make_room()
+
+    # ---- clients ----
+
+    def next_client_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def add_client(self, client) -> bool:
+        self.stats.total_connections += 1
+        if len(self.clients) >= self.config["maxclients"]:
+            self.stats.rejected_connections += 1
+            return False
+        self.clients[client.id] = client
+        return True
+
+    def remove_client(self, client) -> None:
+        self.clients.pop(client.id, None)
+
+    # ---- lifecycle ----
+
+    async def start(self) -> None:
+        """Listen on every ``bind`` address; ``port 0`` picks a free port (tests)."""
+        from .connection import Client
+        loop = asyncio.get_running_loop()
+        self._stopped = loop.create_future()
+        hosts = self.config["bind"].split() or ["127.0.0.1"]
+        port = self.config["port"]
+        for host in hosts:
+            srv = await loop.create_server(lambda: Client(self), host, port,
+                                           reuse_address=True, backlog=511)
+            self.listeners.append(srv)
+            if port == 0:
+                port = srv.sockets[0].getsockname()[1]
+        self.port = port
+        self._cron_task = loop.create_task(self._cron())
+        log.log(logging.WARNING - 5, "Ready to accept connections tcp on %s port %d",
+                " ".join(hosts), port)
+
+    async def serve_forever(self) -> None:
+        await self._stopped
+
+    def request_shutdown(self) -> None:
+        """SIGTERM / SIGINT / SHUTDOWN: stop accepting, close clients, end serve_forever."""
+        if self.shutdown_requested:
+            return
+        self.shutdown_requested = True
+        log.warning("Received shutdown request, exiting now.")
+        for srv in self.listeners:
+            srv.close()
+        for c in list(self.clients.values()):
+            c.kill()
+        if self._cron_task is not None:
+            self._cron_task.cancel()
+        if self.shadow is not None:
+            self.shadow.close()
+        if self._stopped is not None and not self._stopped.done():
+            self._stopped.set_result(None)
+
+    async def _cron(self) -> None:
+        while True:
+            hz = self.config["hz"]
+            await asyncio.sleep(1.0 / hz)
+            try:
+                self.cron()
+            except Exception:  # a bug in background work must not kill the server
+                log.exception("cron failed")
+
+    def cron(self) -> None:
+        """One background tick.  Complexity: bounded by the expire cycle's time budget."""
+        self.cron_loops += 1
+        self.now_mono = time.monotonic()
+        ks = self.ks
+        ks.refresh_time()
+        effort = self.config["active-expire-effort"]
+        budget_us = (ACTIVE_EXPIRE_SLOW_TIME_PERC + 2 * (effort - 1)) * 1_000_000 \
+            // self.config["hz"] // 100
+        active_expire_cycle(ks, budget_us, effort)
+        if self.maxmemory and ks.used_memory > self.maxmemory:
+            self.evictor.make_room()
+        timeout = self.config["timeout"]
+        if timeout:
+            limit = self.now_mono - timeout
+            for c in list(self.clients.values()):
+                if c.last_interaction < limit and c.multi is None:
+                    c.kill()
+        if self.shadow is not None:
+            self.shadow.cron()
+        ks.peak_memory = max(getattr(ks, "peak_memory", 0), ks.used_memory)
+
+
+def run(config: Config) -> int:
+    """Run a server until it is told to stop; returns the process exit code."""
+    _setup_logging(config)
+    try:
+        import uvloop
+        uvloop.install() if hasattr(uvloop, "install") else None
+    except ImportError:  # pragma: no cover
+        pass
+    server = Server(config)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, server.request_shutdown)
+        await server.start()
+        await server.serve_forever()
+        await asyncio.sleep(0)  # let transports flush and close
+
+    try:
+        asyncio.run(main())
+    except OSError as e:
+        log.error("Could not start the server: %s", e)
+        return 1
+    log.log(logging.WARNING - 5, "ferrumkv is now ready to exit, bye bye...")
+    return 0
+
+
+def _setup_logging(config: Config) -> None:
+    fmt = "%(process)d:M %(asctime)s.%(msecs)03d %(levelname)s %(message)s"
+    handler = (logging.FileHandler(config["logfile"]) if config["logfile"]
+               else logging.StreamHandler())
+    handler.setFormatter(logging.Formatter(fmt, "%d %b %Y %H:%M:%S"))
+    log.handlers[:] = [handler]
+    log.setLevel(_LOGLEVELS[config["loglevel"]])
+    log.propagate = False
+    if config["dir"] and config["dir"] != ".":
+        os.makedirs(config["dir"], exist_ok=True)
