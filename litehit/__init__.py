@@ -1,0 +1,59 @@
+"""litehit: exact, capacity-independent LRU hit curves for KV-cache block traces.
+
+Replay a trace once; answer prefix hits for any LRU capacity afterwards::
+
+    raw request (keys, input_token_len)
+        |  normalize_request: length contract, optional prefix hash, re-blocking
+        v
+    NormalizedRequest.block_keys
+        |  LiteHit.process_request / process_batch  (no capacity anywhere)
+        |  Fenwick stack depths, snapshot evaluation, tail-first commit, optional TTL
+        v
+    RequestFact.hit_curve = [[start_required_blocks, run_length], ...]
+        |                                   |
+        |  HitCurveProjector (capacity      |  facts CSV (offline tools)
+        |  -> hit blocks, the only place)   |
+        v                                   v
+    HitAccumulator: integer totals per capacity slot -> token hit rates
+
+Modules: ``preprocess`` (normalize_request, prefix hash), ``kernel`` (compiled replay),
+``core`` (LiteHit), ``facts`` (RequestFact, BatchFacts, RLE), ``projector``
+(HitCurveProjector), ``accumulator`` (HitAccumulator).
+"""
+from .accumulator import HitAccumulator
+from .core import LiteHit
+from .facts import (
+    BatchFacts,
+    HitCurveSegment,
+    RequestFact,
+    encode_hit_curve,
+    hit_curve_from_json,
+    hit_curve_to_json,
+)
+from .preprocess import (
+    NormalizedRequest,
+    apply_prefix_hash,
+    normalize_request,
+    prefix_hash_next,
+    to_int64,
+)
+from .projector import BYTES_PER_GB, INFINITE_CAPACITY, HitCurveProjector
+
+__all__ = [
+    "BYTES_PER_GB",
+    "INFINITE_CAPACITY",
+    "BatchFacts",
+    "HitAccumulator",
+    "HitCurveProjector",
+    "HitCurveSegment",
+    "LiteHit",
+    "NormalizedRequest",
+    "RequestFact",
+    "apply_prefix_hash",
+    "encode_hit_curve",
+    "hit_curve_from_json",
+    "hit_curve_to_json",
+    "normalize_request",
+    "prefix_hash_next",
+    "to_int64",
+]

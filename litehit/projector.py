@@ -1,0 +1,156 @@
+"""HitCurveProjector: the only code in litehit that turns a capacity into hit blocks.
+
+A fact (hit curve) is a list of segments ``(start, run)``; block i of a segment
+(0-based) hits at capacity ``C >= start + i``.  Starts rise across segments, so a scan
+can stop at the first segment that starts above C::
+
+    curve [[1,2],[4,1]]        C=0 -> 0   C=2 -> 2   C=3 -> 2   C=4 -> 3   inf -> 3
+
+    hits(C) = sum over segments with start <= C of min(run, C - start + 1)
+
+Capacities are in blocks.  Byte capacities are converted here, once, by floor division
+by ``block_bytes`` (``capacity_bytes_from_gb`` does the binary GB -> bytes step).  A
+negative capacity means infinite: only cold misses remain, so hits = sum of runs.
+
+The ``*_flat`` functions do the same sum over the CSR arrays of ``BatchFacts`` for many
+requests and capacities with numpy, never building Python objects per segment: since
+starts rise within a request, ``clip(C - start + 1, 0, run)`` is exactly the scan's
+contribution of each segment (segments past the break contribute 0).
+
+Complexity: ``project_blocks`` O(S) for S segments, independent of C; the flat
+versions O(N_seg * K) for K capacities.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Union
+
+import numpy as np
+
+from .facts import RequestFact
+
+__all__ = ["HitCurveProjector", "INFINITE_CAPACITY", "BYTES_PER_GB"]
+
+INFINITE_CAPACITY = -1          # any negative capacity (blocks or bytes) means infinite
+BYTES_PER_GB = 1024 ** 3        # capacities in GB are binary
+
+CurveLike = Union[RequestFact, Sequence]
+
+
+def _curve_of(fact_or_curve: CurveLike):
+    if isinstance(fact_or_curve, RequestFact):
+        return fact_or_curve.hit_curve
+    return fact_or_curve
+
+
+class HitCurveProjector:
+    """Stateless projection of hit curves onto capacities (all static methods)."""
+
+    __slots__ = ()
+
+    # ---- conversions (the only bytes -> blocks code) ----
+    @staticmethod
+    def capacity_bytes_from_gb(capacity_gb: float) -> int:
+        """Binary GB to bytes, floored; a negative GB gives ``INFINITE_CAPACITY``."""
+        if capacity_gb < 0:
+            return INFINITE_CAPACITY
+        return math.floor(capacity_gb * BYTES_PER_GB)
+
+    @staticmethod
+    def capacity_blocks_from_bytes(capacity_bytes: int, block_bytes: int) -> int:
+        """``capacity_bytes // block_bytes``; a negative byte capacity stays infinite."""
+        if block_bytes <= 0:
+            raise ValueError(f"block_bytes must be positive, got {block_bytes}")
+        if capacity_bytes < 0:
+            return INFINITE_CAPACITY
+        return int(capacity_bytes) // int(block_bytes)
+
+    # ---- one fact ----
+    @staticmethod
+    def project_blocks(fact_or_curve: CurveLike, capacity_blocks: int) -> int:
+        """Prefix-hit blocks of one request at ``capacity_blocks`` (negative = infinite).
+
+        Complexity: O(S) for S segments.
+        """
+        curve = _curve_of(fact_or_curve)
+        if capacity_blocks < 0:
+            return HitCurveProjector.project_infinite(curve)
+        hits = 0
+        for start, run in curve:
+            if start > capacity_blocks:
+                break
+            room = capacity_blocks - start + 1
+            hits += run if run < room else room
+        return hits
+
+    @staticmethod
+    def project_bytes(fact_or_curve: CurveLike, capacity_bytes: int, block_bytes: int) -> int:
+        """Prefix-hit blocks at a byte capacity: ``project_blocks(fact, bytes // block_bytes)``.
+
+        Complexity: O(S).
+        """
+        blocks = HitCurveProjector.capacity_blocks_from_bytes(capacity_bytes, block_bytes)
+        return HitCurveProjector.project_blocks(fact_or_curve, blocks)
+
+    @staticmethod
+    def project_infinite(fact_or_curve: CurveLike) -> int:
+        """Hit blocks with unbounded capacity (only cold misses): the sum of the runs.
+
+        Complexity: O(S).
+        """
+        return sum(run for _start, run in _curve_of(fact_or_curve))
+
+    # ---- many facts at once (CSR arrays of BatchFacts) ----
+    @staticmethod
+    def segment_hits_flat(seg_start: np.ndarray, seg_run: np.ndarray,
+                          capacity_blocks: int) -> np.ndarray:
+        """Per-segment contribution at one capacity: ``clip(C - start + 1, 0, run)``.
+
+        Complexity: O(N_seg).
+        """
+        if capacity_blocks < 0:
+            return np.asarray(seg_run, dtype=np.int64)
+        room = np.int64(capacity_blocks) + 1 - np.asarray(seg_start, dtype=np.int64)
+        return np.clip(room, 0, np.asarray(seg_run, dtype=np.int64))
+
+    @staticmethod
+    def project_blocks_flat(seg_offsets: np.ndarray, seg_start: np.ndarray,
+                            seg_run: np.ndarray, capacities_blocks) -> np.ndarray:
+        """Hit blocks per request and capacity: int64 array of shape ``(R, K)``.
+
+        Complexity: O((N_seg + R) * K).
+        """
+        offsets = np.asarray(seg_offsets, dtype=np.int64)
+        caps = [int(c) for c in np.atleast_1d(capacities_blocks)]
+        out = np.zeros((len(offsets) - 1, len(caps)), dtype=np.int64)
+        nseg = int(offsets[-1])
+        for k, cap in enumerate(caps):
+            contrib = HitCurveProjector.segment_hits_flat(seg_start[:nseg], seg_run[:nseg], cap)
+            cumulative = np.concatenate(([0], np.cumsum(contrib, dtype=np.int64)))
+            out[:, k] = cumulative[offsets[1:]] - cumulative[offsets[:-1]]
+        return out
+
+    @staticmethod
+    def project_infinite_flat(seg_offsets: np.ndarray, seg_run: np.ndarray) -> np.ndarray:
+        """Infinite-capacity hit blocks per request: int64 array of shape ``(R,)``.
+
+        Complexity: O(N_seg + R).
+        """
+        offsets = np.asarray(seg_offsets, dtype=np.int64)
+        nseg = int(offsets[-1])
+        cumulative = np.concatenate(([0], np.cumsum(seg_run[:nseg], dtype=np.int64)))
+        return cumulative[offsets[1:]] - cumulative[offsets[:-1]]
+
+    @staticmethod
+    def total_hit_blocks_flat(seg_start: np.ndarray, seg_run: np.ndarray,
+                              capacities_blocks) -> np.ndarray:
+        """Hit blocks summed over all segments, one total per capacity: shape ``(K,)``.
+
+        Complexity: O(N_seg * K).
+        """
+        caps = [int(c) for c in np.atleast_1d(capacities_blocks)]
+        return np.array(
+            [int(HitCurveProjector.segment_hits_flat(seg_start, seg_run, c).sum()) for c in caps],
+            dtype=np.int64,
+        )

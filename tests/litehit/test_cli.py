@@ -1,0 +1,122 @@
+"""The ``litehit`` command line: convert -> replay -> query -> plot on the shared Mooncake
+trace with the committed config, exit codes and messages, flags, and the entry points."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from litehit.cli import main
+from litehit.config import load_config
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MOONCAKE = os.path.join(ROOT, "..", "shared", "traces", "mooncake_synthetic_trace.jsonl")
+CONF = os.path.join(ROOT, "conf", "litehit-mooncake.json")
+
+
+def run(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    captured = capsys.readouterr()
+    return info.value.code, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def mooncake_trace(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "mooncake_trace.jsonl"
+    with pytest.raises(SystemExit) as info:
+        main(["convert", "mooncake", MOONCAKE, str(path), "--instance-id", "mooncake"])
+    assert info.value.code == 0
+    return str(path)
+
+
+def test_committed_config_loads():
+    config = load_config(CONF)
+    assert config.block_size == 512 and config.instances[0].block_bytes == 64 * 1024 ** 2
+    assert config.trace_file_path == "out/mooncake_trace.jsonl"
+
+
+def test_pipeline_on_the_mooncake_trace(tmp_path, mooncake_trace, capsys):
+    out_dir = tmp_path / "facts"
+    code, out, err = run(["replay", CONF, "--trace", mooncake_trace, "--output-dir",
+                          str(out_dir), "--workers", "2", "--no-progress"], capsys)
+    assert code == 0 and err == ""
+    assert out.startswith("litehit replay: 3993 requests, 117888 block accesses, "
+                          "1 instances, ")
+    assert "accesses/s" in out and sorted(os.listdir(out_dir)) == ["litehit_facts.csv"]
+    facts = str(out_dir / "litehit_facts.csv")
+    # 64 MiB blocks: 1/16 GB = 1 block, 6.25 GB = 100, 62.5 = 1000, 250 = 4000, 1000 = 16000
+    code, out, _ = run(["query", facts, str(tmp_path / "q.jsonl"), "0", "0.0625", "6.25",
+                        "62.5", "250", "1000", "4000", "-1"], capsys)
+    assert code == 0 and out.startswith("litehit query: 3993 requests, 1 instances, 8 ")
+    overall = json.loads((tmp_path / "q.jsonl").read_text().splitlines()[-1])
+    assert overall["total_hit_blocks"] == [0, 13, 896, 10370, 30217, 65390, 77740, 77740]
+    assert overall["total_input_tokens"] == 61194628
+    code, out, _ = run(["plot", facts, "--out", str(tmp_path / "c.png")], capsys)
+    assert code == 0 and (tmp_path / "c.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_progress_is_forced_with_the_flag(tmp_path, mooncake_trace, capsys):
+    code, _, err = run(["run", CONF, "--trace", mooncake_trace, "--output-dir",
+                        str(tmp_path), "--progress"], capsys)
+    assert code == 0 and "[litehit] " in err and "requests" in err and err.endswith("\n")
+
+
+def test_commit_writes_flag(tmp_path, capsys):
+    trace = tmp_path / "t.jsonl"
+    events = [{"type": "get", "instance_id": "mooncake", "timestamp_ns": 1, "keys": [1],
+               "input_len": 512},
+              {"type": "write", "instance_id": "mooncake", "timestamp_ns": 2, "keys": [2],
+               "input_len": 512},
+              {"type": "get", "instance_id": "mooncake", "timestamp_ns": 3, "keys": [1],
+               "input_len": 512}]
+    trace.write_text("".join(json.dumps(e) + "\n" for e in events))
+    curves = []
+    for extra in ([], ["--commit-writes"]):
+        code, _, _ = run(["replay", CONF, "--trace", str(trace), "--output-dir",
+                          str(tmp_path / "o")] + extra, capsys)
+        assert code == 0
+        curves.append((tmp_path / "o" / "litehit_facts.csv").read_text().splitlines()[-1])
+    assert curves[0].endswith('"[[1,1]]"') and curves[1].endswith('"[[2,1]]"')
+
+
+def test_failures_exit_one_with_reason_and_publish_nothing(tmp_path, capsys):
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"type":"get","instance_id":"mooncake","timestamp_ns":5,"keys":[],'
+                     '"input_len":7}\n{"type":"get"\n')
+    out_dir = tmp_path / "o"
+    code, out, err = run(["replay", CONF, "--trace", str(trace), "--output-dir",
+                          str(out_dir)], capsys)
+    assert code == 1 and out == ""
+    assert err.startswith("litehit: error: ") and "line 2: bad JSON" in err
+    assert os.listdir(out_dir) == []
+    code, _, err = run(["replay", str(tmp_path / "missing.json")], capsys)
+    assert code == 1 and "missing.json" in err
+    code, _, err = run(["query", str(trace), str(tmp_path / "q.jsonl"), "1"], capsys)
+    assert code == 1 and "t.jsonl: line 1: " in err and not (tmp_path / "q.jsonl").exists()
+    code, _, err = run(["query", str(trace), str(tmp_path / "q.jsonl"), "abc"], capsys)
+    assert code == 1 and "not a number" in err
+    code, _, err = run(["convert", "mooncake", str(trace), str(tmp_path / "c.jsonl"),
+                        "--instance-id", "x"], capsys)
+    assert code == 1 and "line 1" in err and not (tmp_path / "c.jsonl").exists()
+
+
+def test_usage_error_exits_two(capsys):
+    code, _, err = run(["replay"], capsys)
+    assert code == 2 and "usage: litehit replay" in err
+
+
+def test_module_and_console_script_entry_points(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "litehit", "--help"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0
+    for command in ("replay", "query", "convert", "plot"):
+        assert command in proc.stdout
+    script = os.path.join(os.path.dirname(sys.executable), "litehit")
+    if os.path.exists(script):
+        proc = subprocess.run([script, "query", "/nonexistent.csv", str(tmp_path / "q"), "1"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1 and proc.stderr.startswith("litehit: error: ")
