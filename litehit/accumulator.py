@@ -116,7 +116,8 @@ class HitAccumulator:
         """Count every request of a batch from its flat arrays.
 
         ``input_tokens`` is one total or one count per request; ``block_size_tokens``
-        a scalar or one value per request.  Complexity: O(N_seg * K) numpy work.
+        a scalar or one value per request.
+        Complexity: O(N_seg * K) numpy work.
         """
         self.add_arrays(facts.seg_offsets, facts.seg_start, facts.seg_run,
                         input_tokens, block_size_tokens)

@@ -15,8 +15,9 @@ latest one seen is treated as the latest one (so ``now_ns=0`` means "current tim
 Because ages then rise monotonically along the LRU order, expired blocks sit below every
 live one and one replay stays exact for a fixed TTL at every capacity.
 
-Complexity: ``process_request`` O(m log P) for m blocks (P positions <= 2 * live keys +
-m + slack); memory O(live keys), about 12 bytes per position plus 12 per table slot.
+Complexity: ``process_request`` O(m log P) for m blocks (P positions <= 4 * live keys +
+2 * slack); memory O(live keys): 4 bytes per position (12 with a TTL) plus 12 per table
+slot, about 27-35 bytes per distinct block on the traces of bench/litehit_bench.py.
 """
 from __future__ import annotations
 
@@ -26,11 +27,12 @@ from typing import Optional, Union
 import numpy as np
 
 from . import kernel
-from .facts import BatchFacts, RequestFact
+from .facts import BatchFacts, HitCurveSegment, RequestFact
 
 __all__ = ["LiteHit"]
 
 TimeArg = Union[None, int, np.integer, Sequence, np.ndarray]
+EXPIRED_PURGE_RATIO = 2   # advance_time purges when expired keys exceed 1/2 of the live keys
 
 
 def _as_int64_array(values, name: str) -> np.ndarray:
@@ -47,12 +49,13 @@ def _as_int64_array(values, name: str) -> np.ndarray:
 class LiteHit:
     """Exact LRU replay producing one capacity-independent hit curve per request.
 
-    ``ttl_ns`` = 0 disables expiry; ``slack_positions`` sizes the position array's spare
-    room (small values force frequent compactions, useful in tests).
+    ``ttl_ns`` = 0 disables expiry; ``slack_positions`` is the SLACK of the compaction
+    rule (small values force frequent compactions, useful in tests).  Positions are
+    stored as int32, which bounds an instance to about 2^30 distinct live keys.
     """
 
-    __slots__ = ("_ttl_ns", "_slack", "_ht_keys", "_ht_vals", "_pos_key", "_tree",
-                 "_pos_ts", "_meta")
+    __slots__ = ("_ttl_ns", "_slack", "_ht_keys", "_ht_vals", "_tree", "_pos_ts", "_meta",
+                 "_one_offsets", "_one_time")
 
     def __init__(self, ttl_ns: int = 0, *, slack_positions: int = kernel.SLACK_POSITIONS):
         if ttl_ns < 0:
@@ -61,12 +64,14 @@ class LiteHit:
             raise ValueError(f"slack_positions must be positive, got {slack_positions}")
         self._ttl_ns = int(ttl_ns)
         self._slack = int(slack_positions)
+        self._one_offsets = np.zeros(2, dtype=np.int64)   # reused by process_request
+        self._one_time = np.zeros(1, dtype=np.int64)
         self.reset()
 
     # ---- lifecycle ----
     def reset(self) -> None:
         """Forget every key and the clock (back to a fresh instance)."""
-        (self._ht_keys, self._ht_vals, self._pos_key, self._tree, self._pos_ts,
+        (self._ht_keys, self._ht_vals, self._tree, self._pos_ts,
          self._meta) = kernel.new_state(self._ttl_ns, self._slack)
 
     @property
@@ -90,9 +95,9 @@ class LiteHit:
     def advance_time(self, now_ns: int) -> None:
         """Move the clock forward to ``now_ns`` (ignored if older).
 
-        Under a TTL, when expired keys outnumber live ones (and exceed the slack) the
-        state is compacted to release them.  Complexity: O(log P), or O(P) when it
-        compacts.
+        Under a TTL, when more than half of the held keys have expired (and they exceed
+        the slack) the state is compacted to release them.
+        Complexity: O(log P), or O(P) when it compacts.
         """
         meta = self._meta
         if now_ns > meta[kernel.M_NOW]:
@@ -100,13 +105,12 @@ class LiteHit:
         if self._ttl_ns > 0:
             live = int(meta[kernel.M_LIVE])
             expired = live - self.current_unique_blocks()
-            if expired > self._slack and 2 * expired > live:
+            if expired > self._slack and EXPIRED_PURGE_RATIO * expired > live:
                 self._compact(0)
 
     def _compact(self, room: int) -> None:
-        (self._ht_keys, self._ht_vals, self._pos_key, self._tree,
-         self._pos_ts) = kernel.compact(self._ht_keys, self._ht_vals, self._pos_key,
-                                        self._tree, self._pos_ts, self._meta, room)
+        (self._ht_keys, self._ht_vals, self._tree, self._pos_ts) = kernel.compact(
+            self._ht_keys, self._ht_vals, self._tree, self._pos_ts, self._meta, room)
 
     # ---- replay ----
     def process_request(self, keys, now_ns: int = 0) -> RequestFact:
@@ -114,10 +118,20 @@ class LiteHit:
 
         Complexity: O(m log P) for m blocks.
         """
-        keys_arr = _as_int64_array(keys, "keys")
-        offsets = np.array([0, keys_arr.shape[0]], dtype=np.int64)
-        times = np.array([now_ns], dtype=np.int64)
-        return self._run(keys_arr, offsets, times)[0]
+        if isinstance(keys, np.ndarray):
+            keys_arr = _as_int64_array(keys, "keys")
+        else:
+            keys_arr = np.array(keys, dtype=np.int64)
+            if keys_arr.ndim != 1:
+                raise ValueError(f"keys must be one-dimensional, got shape {keys_arr.shape}")
+        self._one_offsets[1] = keys_arr.shape[0]
+        self._one_time[0] = now_ns
+        (_offsets, seg_start, seg_run, self._ht_keys, self._ht_vals, self._tree,
+         self._pos_ts) = kernel.process_batch(
+            keys_arr, self._one_offsets, self._one_time, self._ht_keys, self._ht_vals,
+            self._tree, self._pos_ts, self._meta)
+        make = HitCurveSegment._make
+        return RequestFact(tuple([make(p) for p in zip(seg_start.tolist(), seg_run.tolist())]))
 
     def process_batch(self, keys, offsets, now_ns: TimeArg = None) -> BatchFacts:
         """Replay many requests in one kernel call; facts come back in request order.
@@ -133,7 +147,10 @@ class LiteHit:
         return self._run(keys_arr, offsets_arr, times)
 
     def process_batch_arrays(self, keys, offsets, now_ns: TimeArg = None) -> BatchFacts:
-        """Same as ``process_batch``; named for callers that only read the flat arrays."""
+        """Same as ``process_batch``; named for callers that only read the flat arrays.
+
+        Complexity: O(N log P).
+        """
         return self.process_batch(keys, offsets, now_ns)
 
     def _batch_args(self, keys, offsets, now_ns: TimeArg):
@@ -159,27 +176,35 @@ class LiteHit:
         return keys_arr, offsets_arr, times
 
     def _run(self, keys_arr, offsets_arr, times) -> BatchFacts:
-        (seg_offsets, seg_start, seg_run, self._ht_keys, self._ht_vals, self._pos_key,
-         self._tree, self._pos_ts) = kernel.process_batch(
-            keys_arr, offsets_arr, times, self._ht_keys, self._ht_vals, self._pos_key,
-            self._tree, self._pos_ts, self._meta)
+        (seg_offsets, seg_start, seg_run, self._ht_keys, self._ht_vals, self._tree,
+         self._pos_ts) = kernel.process_batch(
+            keys_arr, offsets_arr, times, self._ht_keys, self._ht_vals, self._tree,
+            self._pos_ts, self._meta)
         return BatchFacts(seg_offsets, seg_start, seg_run)
 
     # ---- observability ----
     def current_unique_blocks(self) -> int:
-        """Distinct keys held and not expired at the current clock.  Complexity: O(log P)."""
+        """Distinct keys held and not expired at the current clock.
+        Complexity: O(log P).
+        """
         return int(kernel.unexpired_keys(self._tree, self._pos_ts, self._meta))
 
     def depth(self, key: int) -> Optional[int]:
-        """Current LRU depth of ``key`` (1 = most recent), None if absent or expired."""
+        """Current LRU depth of ``key`` (1 = most recent), None if absent or expired.
+
+        Complexity: O(log P).
+        """
         d = int(kernel.depth_of(np.int64(key), self._ht_keys, self._ht_vals, self._tree,
                                 self._pos_ts, self._meta))
         return d or None
 
     def memory_usage_bytes(self) -> int:
-        """Bytes held by the state arrays (table, positions, tree, timestamps, meta)."""
-        return int(self._ht_keys.nbytes + self._ht_vals.nbytes + self._pos_key.nbytes
-                   + self._tree.nbytes + self._pos_ts.nbytes + self._meta.nbytes)
+        """Bytes held by the state arrays (table, positions, tree, timestamps, meta).
+
+        Complexity: O(1).
+        """
+        return int(self._ht_keys.nbytes + self._ht_vals.nbytes + self._tree.nbytes
+                   + self._pos_ts.nbytes + self._meta.nbytes)
 
     def stats(self) -> dict:
         """Counters for INFO-style reporting."""
@@ -201,18 +226,20 @@ class LiteHit:
     def _check(self) -> None:
         """Assert every invariant of the state (test helper; O(P + slots) numpy work).
 
-        - the table holds distinct keys, each findable from its home slot, with a
-          position in 1..size whose ``pos_key`` is that key;
+        - the table holds distinct keys, each findable from its home slot, with
+          distinct positions in 1..size;
         - the tree's point values are 1 exactly at those latest positions, and each
           node equals the naive sum of the range it covers;
         - live = tree total = table count + (special key present);
         - load factor within bounds; timestamps non-decreasing up to the clock (TTL).
         """
         meta, keys, vals = self._meta, self._ht_keys, self._ht_vals
-        tree, pos_key = self._tree, self._pos_key
+        tree = self._tree
         n = tree.shape[0] - 1
         size, live = int(meta[kernel.M_SIZE]), int(meta[kernel.M_LIVE])
-        assert 0 <= size <= n and pos_key.shape[0] == n + 1
+        assert 0 <= size <= n
+        if self._ttl_ns > 0:
+            assert self._pos_ts.shape[0] == n + 1
         occupied = keys != kernel.EMPTY_KEY
         count = int(occupied.sum())
         assert count == meta[kernel.M_TABLE_COUNT]
@@ -220,15 +247,11 @@ class LiteHit:
         assert keys.shape[0] & (keys.shape[0] - 1) == 0, "table size must be a power of two"
         held_keys, held_pos = keys[occupied], vals[occupied].astype(np.int64)
         assert np.unique(held_keys).shape[0] == count, "duplicate keys in the table"
-        for slot in np.flatnonzero(occupied):
-            assert kernel._table_find(keys, keys[slot]) == slot, "key not reachable by probing"
+        assert kernel.misplaced_keys(keys) == 0, "key not reachable by probing"
         special = int(meta[kernel.M_SPECIAL_POS])
         latest = np.concatenate([held_pos, [special] if special else []]).astype(np.int64)
         assert np.all((latest >= 1) & (latest <= size)), "position out of range"
         assert np.unique(latest).shape[0] == latest.shape[0], "two keys share a position"
-        assert np.array_equal(pos_key[held_pos], held_keys)
-        if special:
-            assert pos_key[special] == kernel.EMPTY_KEY
         values = np.zeros(n + 1, dtype=np.int64)
         values[latest] = 1
         assert live == latest.shape[0] == int(values.sum())

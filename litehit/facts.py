@@ -62,7 +62,6 @@ class HitCurveSegment(NamedTuple):
     run_length: int
 
 
-HitCurve = tuple  # tuple[HitCurveSegment, ...]; pairs compare equal to plain tuples
 
 
 def _as_segments(pairs: Iterable[Sequence[int]]) -> tuple:

@@ -33,32 +33,58 @@ Worked example (spec section 8; ``pos`` row = key at each position, ``bit`` = tr
     #3 [A B C]         A@6 -> 1, B@5 -> 2, C@1 -> 3 ones after -> 4
                        thresholds 1 2 4 -> segments [[1,2],[4,1]]
 
-Compaction
-----------
-Stale positions accumulate, so when a request would not fit in the position array the
-live positions are renumbered ``1..live`` in their old order (old order = LRU order, so
-every depth is unchanged), the tree and hash table are rebuilt, and the array is sized
-to ``2 * (live + room) + slack``.  This bounds the array by about twice the live keys,
-as the reference rule does (compact when live < (size - slack) / 2).  No live key is
-ever dropped, because any capacity may be queried later; only keys expired under a TTL
-(cold forever) may go::
+Fenwick tree with in-order appends
+----------------------------------
+Only nodes ``1..size`` are kept valid.  A new position q = size + 1 always goes at the
+end, so its node is summed from its children ``q-1, q-2, q-4, ...`` (just written, so in
+cache; amortised O(1)) instead of walking an update path to the end of the array, and a
+removal walks up only while the node is ``<= size``::
+
+    positions   1 2 3 4 5 6          node 6 covers (4, 6] = its child node 5 + value at 6
+    node cover  1 2 1 4 1 2          append 7: node 7 = 1 (lowbit 1, no children)
+
+Growth and compaction
+---------------------
+Stale positions accumulate.  When a request would not fit in the position array:
+
+* if stale positions dominate (the reference rule: ``alive < (size - slack) / 2``, where
+  alive counts unexpired keys), the live positions are renumbered ``1..live`` in their
+  old order (old order = LRU order, so every depth is unchanged), the tree is refilled,
+  and the array is sized to ``2 * (live + room) + slack``;
+* otherwise the array doubles by a plain copy: positions do not move, and since only
+  nodes ``1..size`` are valid the tree needs no repair.
+
+Renumbering keeps the table's slots: one sequential scan maps each value from old to new
+position (the map sits in the tree array meanwhile).  The table is rebuilt from itself
+only when it must be resized or when keys go.  No live key is ever dropped, because any
+capacity may be queried later; only keys expired under a TTL (cold forever, and all at
+the oldest positions) may go.  Illustration (the kernel stores no key per position)::
 
     before  pos: 1=C 2=. 3=. 4=D 5=B 6=A   bit: 1 0 0 1 1 1
+    map          1->1      4->2 5->3 6->4
     after   pos: 1=C 2=D 3=B 4=A           bit: 1 1 1 1       (depths unchanged)
 
 Hash table
 ----------
 Open addressing with linear probing: ``ht_keys`` (int64) and ``ht_vals`` (int32 latest
-position, 0 = inserted during this request's pass 1, no position yet).  ``EMPTY_KEY``
-(int64 min) marks a free slot, so a real key equal to it is kept outside the table in
-``meta[M_SPECIAL_POS]``.  The table doubles before a request that could push the load
-above ``TABLE_MAX_LOAD_NUM / TABLE_MAX_LOAD_DEN``, so slot indices found in pass 1 stay
-valid in pass 2; compaction rebuilds it (which is also how expired keys leave it).
+position; 0 means inserted during this request's pass 1, with no position yet).
+``EMPTY_KEY`` (int64 min) marks a free slot, so a real key equal to it is kept outside
+the table in ``meta[M_SPECIAL_POS]``.  The table doubles before a request that could
+push the load above ``TABLE_MAX_LOAD_NUM / TABLE_MAX_LOAD_DEN``, so slot indices found
+in pass 1 stay valid in pass 2.
 
-Complexity: per request of m blocks O(m log P) with P <= 2 * live + m + slack
-positions; compaction O(P + table slots), amortised O(1) per commit; memory about
-12 bytes per position plus 12 bytes per table slot (no TTL), 8 more per position with a
-TTL.
+Batch loop
+----------
+``process_batch`` alternates between ``_replay_while_room`` (requests that fit: no
+array is reassigned, so numba does not refcount arrays per request: on the one-key
+Zipf trace of bench/litehit_bench.py this took the kernel from about 2.3 to 5-6 M
+accesses/s) and a grow/compact step.  Growing by copy instead of renumbering on every
+full array took the prefix-tree trace there from about 9 to 12+ M accesses/s.
+
+Complexity: per request of m blocks O(m log P) with P <= 4 * live + 2 * slack
+positions; growth and compaction O(P + table slots), amortised O(1) per commit.
+Memory: 4 bytes per position (12 with a TTL) and 12 bytes per table slot, measured at
+about 35-45 bytes per distinct block by bench/litehit_bench.py (no TTL).
 """
 from __future__ import annotations
 
@@ -70,11 +96,12 @@ EMPTY_KEY = -(1 << 63)          # free hash slot marker; the real key with this 
 TABLE_MIN_SLOTS = 1024          # initial hash table size (power of two)
 TABLE_MAX_LOAD_NUM = 7          # grow when (count + incoming) > 7/10 of the slots
 TABLE_MAX_LOAD_DEN = 10
-TABLE_REBUILD_LOAD_NUM = 1      # size a rebuilt table for a load of at most 1/2
+TABLE_REBUILD_LOAD_NUM = 1      # a resized table is sized for a load of at most 1/2
 TABLE_REBUILD_LOAD_DEN = 2
-TABLE_SPARSE_FACTOR = 8         # a rebuild reallocates when the table is 8x larger than needed
-SLACK_POSITIONS = 4096          # extra positions beyond 2 * live (the reference SLACK)
-POSITION_SHRINK_FACTOR = 4      # compaction reallocates when the array is 4x larger than needed
+TABLE_SPARSE_FACTOR = 8         # compaction shrinks a table 8x larger than needed
+SLACK_POSITIONS = 4096          # the reference SLACK (positions)
+POSITION_GROWTH_FACTOR = 2      # a full position array without dominant staleness doubles
+POSITION_SHRINK_FACTOR = 4      # compaction shrinks a position array 4x larger than needed
 HASH_MUL_LO = 0x2545F491        # odd multipliers below 2^30: products stay below 2^62,
 HASH_MUL_HI = 0x3C6EF35F        # so un-jitted numpy int64 arithmetic never overflows
 HASH_MIX_MUL = 0x2C1B3C6D
@@ -90,24 +117,23 @@ M_TABLE_COUNT = 2       # occupied hash slots
 M_SPECIAL_POS = 3       # latest position of the key equal to EMPTY_KEY, 0 if absent
 M_NOW = 4               # clock (ns), never goes backwards
 M_TTL = 5               # ttl in ns, 0 = none
-M_SLACK = 6             # slack positions used when sizing the position array
-M_COMPACTIONS = 7       # compactions done (observability and tests)
+M_SLACK = 6             # the slack of the compaction rule (positions)
+M_COMPACTIONS = 7       # renumbering compactions done (observability and tests)
 M_ACCESSES = 8          # block accesses processed
 META_LEN = 9
 
 
 def new_state(ttl_ns, slack_positions):
-    """Fresh state arrays: (ht_keys, ht_vals, pos_key, tree, pos_ts, meta)."""
+    """Fresh state arrays: (ht_keys, ht_vals, tree, pos_ts, meta)."""
     positions = max(int(slack_positions), 1)
     ht_keys = np.full(TABLE_MIN_SLOTS, EMPTY_KEY, dtype=np.int64)
     ht_vals = np.zeros(TABLE_MIN_SLOTS, dtype=np.int32)
-    pos_key = np.zeros(positions + 1, dtype=np.int64)
     tree = np.zeros(positions + 1, dtype=np.int32)
     pos_ts = np.zeros(positions + 1 if ttl_ns > 0 else 1, dtype=np.int64)
     meta = np.zeros(META_LEN, dtype=np.int64)
     meta[M_TTL] = ttl_ns
     meta[M_SLACK] = slack_positions
-    return ht_keys, ht_vals, pos_key, tree, pos_ts, meta
+    return ht_keys, ht_vals, tree, pos_ts, meta
 
 
 # ---- hashing and the open-addressing table ----
@@ -145,6 +171,34 @@ def _table_slots_for(count):
 
 
 @njit(cache=True)
+def _table_copy(ht_keys, ht_vals, slots, remap):
+    """New table of ``slots`` slots with every key; values pass through ``remap``.
+
+    ``remap`` maps old position -> new position (0 = drop the key); pass an empty
+    array to keep values as they are.  Returns (ht_keys, ht_vals, count).
+    Complexity: O(old slots + new slots).
+    """
+    new_keys = np.full(slots, EMPTY_KEY, dtype=np.int64)
+    new_vals = np.zeros(slots, dtype=np.int32)
+    use_map = remap.shape[0] > 0
+    count = 0
+    for s in range(ht_keys.shape[0]):
+        key = ht_keys[s]
+        if key == EMPTY_KEY:
+            continue
+        p = np.int64(ht_vals[s])
+        if use_map:
+            p = np.int64(remap[p])
+            if p == 0:
+                continue
+        t = _table_find(new_keys, key)
+        new_keys[t] = key
+        new_vals[t] = p
+        count += 1
+    return new_keys, new_vals, count
+
+
+@njit(cache=True)
 def _table_reserve(ht_keys, ht_vals, meta, incoming):
     """Double the table until ``count + incoming`` fits under the max load.
 
@@ -156,25 +210,18 @@ def _table_reserve(ht_keys, ht_vals, meta, incoming):
         return ht_keys, ht_vals
     while (count + incoming) * TABLE_MAX_LOAD_DEN > slots * TABLE_MAX_LOAD_NUM:
         slots *= 2
-    new_keys = np.full(slots, EMPTY_KEY, dtype=np.int64)
-    new_vals = np.zeros(slots, dtype=np.int32)
-    for s in range(ht_keys.shape[0]):
-        key = ht_keys[s]
-        if key != EMPTY_KEY:
-            t = _table_find(new_keys, key)
-            new_keys[t] = key
-            new_vals[t] = ht_vals[s]
+    new_keys, new_vals, _count = _table_copy(ht_keys, ht_vals, slots,
+                                             np.zeros(0, dtype=np.int32))
     return new_keys, new_vals
 
 
 # ---- Fenwick tree over positions 1..size (tree[0] unused) ----
-# Only nodes 1..size are maintained.  Positions are appended in order, so the node of a
-# new position q is computed from its children q-1, q-2, q-4, ... (just written, hence
-# in cache) instead of adding 1 along a path to the end of the array; a removal then
-# only needs to walk up while the node is <= size.  Nodes above size are never read.
 @njit(cache=True, inline="always")
 def _fen_remove_one(tree, p, size):
-    """Point value at p goes 1 -> 0 (nodes up to size).  Complexity: O(log size)."""
+    """Point value at p goes 1 -> 0 (nodes up to size).
+
+    Complexity: O(log size).
+    """
     while p <= size:
         tree[p] -= 1
         p += p & (-p)
@@ -182,7 +229,10 @@ def _fen_remove_one(tree, p, size):
 
 @njit(cache=True, inline="always")
 def _fen_append_one(tree, q):
-    """Position q = size + 1 gets point value 1.  Complexity: amortised O(1)."""
+    """Position q = size + 1 gets point value 1, its node summed from its children.
+
+    Complexity: amortised O(1).
+    """
     low = q & (-q)
     total = 1
     step = 1
@@ -194,7 +244,10 @@ def _fen_append_one(tree, q):
 
 @njit(cache=True, inline="always")
 def _fen_prefix(tree, i):
-    """Number of 1s at positions 1..i.  Complexity: O(log i)."""
+    """Number of 1s at positions 1..i.
+
+    Complexity: O(log i).
+    """
     total = 0
     while i > 0:
         total += tree[i]
@@ -204,47 +257,44 @@ def _fen_prefix(tree, i):
 
 @njit(cache=True)
 def _fen_to_values(tree, size):
-    """Turn nodes 1..size into their point values in place.  Complexity: O(size)."""
+    """Turn nodes 1..size into their point values in place.
+
+    Complexity: O(size).
+    """
     for i in range(size, 0, -1):
         parent = i + (i & (-i))
         if parent <= size:
             tree[parent] -= tree[i]
 
 
-# ---- compaction ----
+# ---- growth and compaction ----
 @njit(cache=True)
-def _table_rebuild(ht_keys, ht_vals, pos_key, live, slots):
-    """Fresh table of ``slots`` slots holding pos_key[1..live] -> position.
+def grow_positions(tree, pos_ts, meta, room):
+    """Copy the position arrays into ones POSITION_GROWTH_FACTOR times larger.
 
-    Returns (ht_keys, ht_vals, count, special).  Complexity: O(slots + live).
+    Positions keep their numbers and nodes 1..size stay valid, so nothing else changes.
+    Complexity: O(P).
     """
-    if slots != ht_keys.shape[0]:
-        ht_keys = np.full(slots, EMPTY_KEY, dtype=np.int64)
-        ht_vals = np.zeros(slots, dtype=np.int32)
-    else:
-        ht_keys[:] = EMPTY_KEY
-    special = 0
-    count = 0
-    for p in range(1, live + 1):
-        key = pos_key[p]
-        if key == EMPTY_KEY:
-            special = p
-        else:
-            s = _table_find(ht_keys, key)
-            ht_keys[s] = key
-            ht_vals[s] = p
-            count += 1
-    return ht_keys, ht_vals, count, special
+    size = meta[M_SIZE]
+    have = tree.shape[0] - 1
+    want = max(POSITION_GROWTH_FACTOR * have, size + room + meta[M_SLACK])
+    new_tree = np.zeros(want + 1, dtype=np.int32)
+    new_tree[: size + 1] = tree[: size + 1]
+    if meta[M_TTL] > 0:
+        new_ts = np.zeros(want + 1, dtype=np.int64)
+        new_ts[: size + 1] = pos_ts[: size + 1]
+        pos_ts = new_ts
+    return new_tree, pos_ts
 
 
 @njit(cache=True)
-def compact(ht_keys, ht_vals, pos_key, tree, pos_ts, meta, room):
-    """Renumber live positions 1..live, rebuild the tree, leave ``room`` free positions.
+def compact(ht_keys, ht_vals, tree, pos_ts, meta, room):
+    """Renumber live positions 1..live, refill the tree, leave ``room`` free positions.
 
-    Keys expired under a TTL are dropped (the table is then rebuilt); every other key
-    is kept and, when the table keeps its size, its value is remapped in one sequential
-    scan (old position -> new position, the map stored in the tree array meanwhile).
-    Returns the five state arrays (new ones when resized).
+    Keys expired under a TTL are dropped; every other key is kept.  When the table
+    keeps its size and loses no key, its values are remapped in one sequential scan
+    (old position -> new position; the map is held in the tree array meanwhile).
+    Returns the four state arrays (new ones when resized).
     Complexity: O(P + table slots).
     """
     size = meta[M_SIZE]
@@ -260,31 +310,25 @@ def compact(ht_keys, ht_vals, pos_key, tree, pos_ts, meta, room):
     for p in range(1, size + 1):
         if tree[p] == 1:
             live += 1
-            pos_key[live] = pos_key[p]
             if ttl > 0:
                 pos_ts[live] = pos_ts[p]
             tree[p] = live              # tree now maps old position -> new position
-    need_slots = _table_slots_for(live + room)
+    special = meta[M_SPECIAL_POS]
+    meta[M_SPECIAL_POS] = tree[special] if special > 0 else 0
     have_slots = ht_keys.shape[0]
     too_full = (live + room) * TABLE_MAX_LOAD_DEN > have_slots * TABLE_MAX_LOAD_NUM
-    resize = too_full or need_slots * TABLE_SPARSE_FACTOR < have_slots
-    if dropped > 0 or resize:
-        ht_keys, ht_vals, count, special = _table_rebuild(
-            ht_keys, ht_vals, pos_key, live, need_slots if resize else have_slots)
+    too_sparse = _table_slots_for(live + room) * TABLE_SPARSE_FACTOR < have_slots
+    if dropped > 0 or too_full or too_sparse:
+        slots = _table_slots_for(live + room) if too_full or too_sparse else have_slots
+        ht_keys, ht_vals, count = _table_copy(ht_keys, ht_vals, slots, tree)
         meta[M_TABLE_COUNT] = count
-        meta[M_SPECIAL_POS] = special
     else:
         for s in range(have_slots):
             if ht_keys[s] != EMPTY_KEY:
                 ht_vals[s] = tree[ht_vals[s]]
-        special = meta[M_SPECIAL_POS]
-        meta[M_SPECIAL_POS] = tree[special] if special > 0 else 0
     want = 2 * (live + room) + meta[M_SLACK]
     have = tree.shape[0] - 1
     if want > have or want * POSITION_SHRINK_FACTOR < have:
-        new_key = np.zeros(want + 1, dtype=np.int64)
-        new_key[: live + 1] = pos_key[: live + 1]
-        pos_key = new_key
         tree = np.zeros(want + 1, dtype=np.int32)
         if ttl > 0:
             new_ts = np.zeros(want + 1, dtype=np.int64)
@@ -295,12 +339,12 @@ def compact(ht_keys, ht_vals, pos_key, tree, pos_ts, meta, room):
     meta[M_SIZE] = live
     meta[M_LIVE] = live
     meta[M_COMPACTIONS] += 1
-    return ht_keys, ht_vals, pos_key, tree, pos_ts
+    return ht_keys, ht_vals, tree, pos_ts
 
 
 # ---- one request: snapshot evaluation, RLE encoding, reverse commit ----
 @njit(cache=True, inline="always")
-def _request(keys, lo, hi, now, ht_keys, ht_vals, pos_key, tree, pos_ts, meta,
+def _request(keys, lo, hi, now, ht_keys, ht_vals, tree, pos_ts, meta,
              slots, seg_start, seg_run, nseg):
     """Evaluate and commit ``keys[lo:hi]``; append its segments, return the new nseg.
 
@@ -358,7 +402,6 @@ def _request(keys, lo, hi, now, ht_keys, ht_vals, pos_key, tree, pos_ts, meta,
             live += 1
         size += 1
         _fen_append_one(tree, size)
-        pos_key[size] = keys[j]
         if ttl > 0:
             pos_ts[size] = now
         if s < 0:
@@ -374,8 +417,8 @@ def _request(keys, lo, hi, now, ht_keys, ht_vals, pos_key, tree, pos_ts, meta,
 
 
 @njit(cache=True)
-def _replay_while_room(keys, offsets, times, r, ht_keys, ht_vals, pos_key, tree, pos_ts,
-                       meta, slots, seg_offsets, seg_start, seg_run):
+def _replay_while_room(keys, offsets, times, r, ht_keys, ht_vals, tree, pos_ts, meta,
+                       slots, seg_offsets, seg_start, seg_run):
     """Replay requests from r on while they fit; return the first one that does not.
 
     The arrays are never reassigned here: numba would otherwise refcount them on every
@@ -397,7 +440,7 @@ def _replay_while_room(keys, offsets, times, r, ht_keys, ht_vals, pos_key, tree,
         if now < meta[M_NOW]:
             now = meta[M_NOW]
         meta[M_NOW] = now
-        nseg = _request(keys, lo, hi, now, ht_keys, ht_vals, pos_key, tree, pos_ts, meta,
+        nseg = _request(keys, lo, hi, now, ht_keys, ht_vals, tree, pos_ts, meta,
                         slots, seg_start, seg_run, nseg)
         r += 1
         seg_offsets[r] = nseg
@@ -405,13 +448,13 @@ def _replay_while_room(keys, offsets, times, r, ht_keys, ht_vals, pos_key, tree,
 
 
 @njit(cache=True)
-def process_batch(keys, offsets, times, ht_keys, ht_vals, pos_key, tree, pos_ts, meta):
+def process_batch(keys, offsets, times, ht_keys, ht_vals, tree, pos_ts, meta):
     """Replay requests ``keys[offsets[r]:offsets[r+1]]`` at ``times[r]`` in order.
 
-    Returns ``(seg_offsets, seg_start, seg_run, ht_keys, ht_vals, pos_key, tree,
-    pos_ts)``; the segment arrays are trimmed to the segments produced.  The clock is
-    clamped so it never goes backwards.  Between runs of requests that fit, the
-    position array is compacted and the table grown as needed.
+    Returns ``(seg_offsets, seg_start, seg_run, ht_keys, ht_vals, tree, pos_ts)``; the
+    segment arrays are trimmed to the segments produced.  The clock is clamped so it
+    never goes backwards.  When a request does not fit, the position array is compacted
+    (stale positions dominate) or doubled, and the table grown, before going on.
     Complexity: O(N log P) for N block accesses.
     """
     n_req = offsets.shape[0] - 1
@@ -427,18 +470,22 @@ def process_batch(keys, offsets, times, ht_keys, ht_vals, pos_key, tree, pos_ts,
     slots = np.empty(longest, dtype=np.int64)
     r = 0
     while True:
-        r = _replay_while_room(keys, offsets, times, r, ht_keys, ht_vals, pos_key, tree,
-                               pos_ts, meta, slots, seg_offsets, seg_start, seg_run)
+        r = _replay_while_room(keys, offsets, times, r, ht_keys, ht_vals, tree, pos_ts,
+                               meta, slots, seg_offsets, seg_start, seg_run)
         if r >= n_req:
             break
         m = offsets[r + 1] - offsets[r]
-        if meta[M_SIZE] + m > tree.shape[0] - 1:
-            ht_keys, ht_vals, pos_key, tree, pos_ts = compact(
-                ht_keys, ht_vals, pos_key, tree, pos_ts, meta, m)
+        size = meta[M_SIZE]
+        if size + m > tree.shape[0] - 1:
+            if 2 * unexpired_keys(tree, pos_ts, meta) < size - meta[M_SLACK]:
+                ht_keys, ht_vals, tree, pos_ts = compact(ht_keys, ht_vals, tree, pos_ts,
+                                                         meta, m)
+            else:
+                tree, pos_ts = grow_positions(tree, pos_ts, meta, m)
         ht_keys, ht_vals = _table_reserve(ht_keys, ht_vals, meta, m)
     nseg = seg_offsets[n_req]
     return (seg_offsets, seg_start[:nseg].copy(), seg_run[:nseg].copy(),
-            ht_keys, ht_vals, pos_key, tree, pos_ts)
+            ht_keys, ht_vals, tree, pos_ts)
 
 
 # ---- observability ----
@@ -467,7 +514,10 @@ def first_alive_position(pos_ts, meta):
 
 @njit(cache=True)
 def unexpired_keys(tree, pos_ts, meta):
-    """Live keys whose latest access is still alive.  Complexity: O(log P)."""
+    """Live keys whose latest access is still alive.
+
+    Complexity: O(log P).
+    """
     first = first_alive_position(pos_ts, meta)
     return meta[M_LIVE] - _fen_prefix(tree, first - 1)
 
@@ -489,3 +539,17 @@ def depth_of(key, ht_keys, ht_vals, tree, pos_ts, meta):
     if ttl > 0 and meta[M_NOW] - pos_ts[p] >= ttl:
         return 0
     return meta[M_LIVE] - _fen_prefix(tree, p) + 1
+
+
+@njit(cache=True)
+def misplaced_keys(ht_keys):
+    """Keys that probing from their home slot would not reach (``_check`` support).
+
+    Complexity: O(slots * probe length).
+    """
+    bad = 0
+    for s in range(ht_keys.shape[0]):
+        key = ht_keys[s]
+        if key != EMPTY_KEY and _table_find(ht_keys, key) != s:
+            bad += 1
+    return bad

@@ -40,6 +40,8 @@ __all__ = [
 
 UINT64_MASK = (1 << 64) - 1
 INT64_SIGN_BIT = 1 << 63
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
 UINT64_MODULUS = 1 << 64
 PREFIX_HASH_GOLDEN = 0x9E3779B97F4A7C15   # 2^64 / phi, the Jenkins/boost constant
 PREFIX_HASH_LEFT_SHIFT_BITS = 12
@@ -115,7 +117,8 @@ def normalize_request(
     8. Re-block by ``k = block_size_tokens // trace_block_size_tokens``: keep keys
        ``k-1, 2k-1, ...``; a tail of fewer than k fine blocks is dropped.
 
-    Keys are wrapped to signed int64.  Complexity: O(m).
+    Keys are wrapped to signed int64.
+    Complexity: O(m).
     """
     if block_size_tokens <= 0:
         raise ValueError(f"rule 1: block_size_tokens must be positive, got {block_size_tokens}")
@@ -140,7 +143,7 @@ def normalize_request(
             f"{input_token_len} // trace block size {trace_bs} = {expected}")
     if enable_prefix_hash:
         keys = apply_prefix_hash(keys)
-    else:
+    elif keys and (min(keys) < INT64_MIN or max(keys) > INT64_MAX):
         keys = [to_int64(k) for k in keys]
     factor = block_size_tokens // trace_bs
     if factor > 1:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litehit import (
@@ -30,6 +30,7 @@ def test_encode_monotone_guard_only_raises():
     assert encode_hit_curve([2, 2, 7, 1]) == ((2, 2), (7, 2))
 
 
+@settings(deadline=None)
 @given(st.lists(st.integers(1, 30), max_size=20))
 def test_encode_invariants_and_lower_bound(depths):
     curve = encode_hit_curve(depths)

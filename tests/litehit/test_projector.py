@@ -5,7 +5,7 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from litehit import BYTES_PER_GB, INFINITE_CAPACITY, HitCurveProjector, RequestFact
@@ -84,6 +84,7 @@ def test_flat_with_no_segments():
     assert P.total_hit_blocks_flat(empty, empty, [1, -1]).tolist() == [0, 0]
 
 
+@settings(deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 5), st.integers(1, 5)), max_size=6),
        st.integers(0, 60))
 def test_monotone_in_capacity(gaps_runs, capacity):
