@@ -9,7 +9,8 @@ Parts:
      ``-c 50 -r 100000 -d 100`` with ``-P 1`` and ``-P 16``;
   2. eviction: SET/GET with maxmemory 64mb over a key space several times larger, for
      allkeys-lru and allkeys-ahe against the same server's noeviction throughput;
-  3. memory: RSS growth per key after loading 1M 100-byte string values.
+  3. the litehit shadow's cost: SET/GET -P 16 with the shadow on against off;
+  4. memory: RSS growth per key after loading 1M 100-byte string values.
 
 It prints ops/s, p50/p99 and the ratio to redis-server per test and writes a Markdown table
 (``--out``, default docs/benchmarks.md).  Usage::
@@ -153,6 +154,25 @@ def part_eviction(args, table: list) -> None:
             print_row(*row)
 
 
+def part_shadow(args, table: list) -> None:
+    """The litehit shadow's cost: SET/GET -P 16 with the shadow on against off."""
+    n = args.requests * 4
+    results = {}
+    for mode in ("no", "yes"):
+        proc = Proc("ferrumkv", ["--litehit-shadow", mode])
+        try:
+            for test in ("set", "get"):
+                runs = [bench(proc.port, test, n, 16) for _ in range(args.reps)]
+                results[(mode, test)] = median_result(runs)
+        finally:
+            proc.stop()
+    for test in ("set", "get"):
+        row = ("%s -P 16 shadow on vs off" % test.upper(), results[("yes", test)],
+               results[("no", test)])
+        table.append(row)
+        print_row(*row)
+
+
 def load_keys(port: int, count: int) -> None:
     """SET key:<i> <100 bytes> for i < count through redis-cli --pipe."""
     value = b"x" * 100
@@ -204,7 +224,8 @@ def write_markdown(path: str, table: list, args) -> None:
             lines.append("| %s | %.0f B/key | | | %.0f B/key (redis) | | | %.2f |"
                          % (name, a["bytes"], b["bytes"], a["bytes"] / b["bytes"]))
         else:
-            ref = "noeviction" if "vs noeviction" in name else "redis"
+            ref = ("noeviction" if "vs noeviction" in name else
+                   "shadow off" if "shadow on" in name else "redis")
             lines.append("| %s | %.0f | %.2f | %.2f | %.0f (%s) | %.2f | %.2f | %.2f |"
                          % (name, a["rps"], a["p50"], a["p99"], b["rps"], ref, b["p50"],
                             b["p99"], a["rps"] / b["rps"]))
@@ -220,7 +241,7 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=100000, help="requests per -P 1 run")
     ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions")
     ap.add_argument("--keys", type=int, default=1_000_000, help="keys for the RSS test")
-    ap.add_argument("--parts", default="throughput,eviction,memory")
+    ap.add_argument("--parts", default="throughput,eviction,shadow,memory")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()
     if args.quick:
@@ -237,6 +258,9 @@ def main() -> int:
     if "eviction" in parts:
         print("== eviction: maxmemory 64mb, 2M-key space, -P 16")
         part_eviction(args, table)
+    if "shadow" in parts:
+        print("== litehit shadow on vs off, -P 16")
+        part_shadow(args, table)
     if "memory" in parts:
         print("== memory: RSS per key")
         part_memory(args, table)

@@ -47,10 +47,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = build_config(argv)
     except ConfigError as e:
-        print("*** FATAL CONFIG ERROR *** %s: %s" % (e.name, e.msg), file=sys.stderr)
+        where = ("Reading the configuration file, at line %d" % e.lineno if e.lineno
+                 else "Reading the command line options")
+        print("\n*** FATAL CONFIG FILE ERROR (ferrumkv_py %s) ***\n%s\n>>> '%s'\n%s"
+              % (__version__, where, e.line, e.msg), file=sys.stderr)
         return 1
     except OSError as e:
-        print("*** FATAL CONFIG ERROR *** can't open config file: %s" % e, file=sys.stderr)
+        print("Fatal error, can't open config file '%s': %s" % (e.filename, e.strerror),
+              file=sys.stderr)
         return 1
     from .server import run
     return run(config)

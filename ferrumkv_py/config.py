@@ -5,18 +5,24 @@ whether CONFIG SET may change it at runtime.  Adding a knob is adding a row (and
 where it matters, usually through :meth:`Config.on_change`).
 
 Memory sizes parse like Redis ``memtoull``: ``1k`` = 1000, ``1kb`` = 1024, ``m``/``mb``,
-``g``/``gb``, case-insensitive.
+``g``/``gb``, case-insensitive; integers like Redis ``string2ll`` (no ``+``, spaces or leading
+zeros).  ``python -m ferrumkv_py.config --conf`` renders ``conf/ferrumkv.conf`` from the
+table (:func:`render_conf`), so the documented file cannot drift from the code.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
 INT_MAX = 2147483647
+UINT_MAX = 4294967295
 LLONG_MAX = 9223372036854775807
+ULLONG_MAX = 18446744073709551615
+MEMTOULL_MAX_DIGITS = 127     # Redis memtoull copies the digits into a 128-byte buffer
+CONFIG_MIN_HZ, CONFIG_MAX_HZ = 1, 500   # hz is accepted from 0 and clamped, as Redis does
 
 POLICIES = ("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
             "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
@@ -30,6 +36,8 @@ class ConfigError(Exception):
         super().__init__(msg)
         self.name = name
         self.msg = msg
+        self.line = ""       # the offending config-file line, when read from a file
+        self.lineno = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +51,7 @@ class ConfigSpec:
     choices: tuple = ()
     doc: str = ""
     sensitive: bool = False   # redacted nowhere, but never logged
+    clamp: tuple | None = None  # (lo, hi): accepted values are silently clamped (hz)
 
 
 S = ConfigSpec
@@ -50,7 +59,7 @@ TABLE: tuple[ConfigSpec, ...] = (
     # ---- network and clients ----
     S("bind", "string", "127.0.0.1", False, doc="addresses to listen on (space separated)"),
     S("port", "int", 6380, False, 0, 65535, doc="TCP port (0 = pick a free one)"),
-    S("maxclients", "int", 10000, True, 1, INT_MAX, doc="connections refused beyond this"),
+    S("maxclients", "int", 10000, True, 1, UINT_MAX, doc="connections refused beyond this"),
     S("timeout", "int", 0, True, 0, INT_MAX, doc="close idle clients after N seconds (0 = never)"),
     S("tcp-keepalive", "int", 300, True, 0, INT_MAX, doc="SO_KEEPALIVE interval, seconds"),
     S("requirepass", "string", "", True, doc="password for AUTH / HELLO AUTH (empty = none)",
@@ -66,10 +75,11 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("save", "string", "", True, doc="kept for tools that read it; nothing is persisted"),
     S("appendonly", "bool", False, True, doc="kept for tools that read it; no AOF is written"),
     # ---- background work ----
-    S("hz", "int", 10, True, 1, 500, doc="cron frequency (expire cycle, eviction, shadow)"),
+    S("hz", "int", 10, True, 0, INT_MAX, clamp=(CONFIG_MIN_HZ, CONFIG_MAX_HZ),
+      doc="cron frequency (expire cycle, eviction, shadow), clamped to 1..500"),
     S("active-expire-effort", "int", 1, True, 1, 10, doc="active expiry effort, as Redis"),
     # ---- memory and eviction ----
-    S("maxmemory", "memory", 0, True, 0, LLONG_MAX, doc="memory limit (0 = none)"),
+    S("maxmemory", "memory", 0, True, 0, ULLONG_MAX, doc="memory limit (0 = none)"),
     S("maxmemory-policy", "enum", "noeviction", True, choices=POLICIES, doc="eviction policy"),
     S("maxmemory-samples", "int", 5, True, 1, INT_MAX, doc="keys sampled per eviction"),
     S("maxmemory-eviction-tenacity", "int", 10, True, 0, 100,
@@ -77,6 +87,24 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("lfu-log-factor", "int", 10, True, 0, INT_MAX, doc="Morris counter logarithm factor"),
     S("lfu-decay-time", "int", 1, True, 0, INT_MAX,
       doc="minutes per LFU counter decrement (0 = never decay)"),
+    S("ahe-controller", "enum", "spec", True, choices=("spec",),
+      doc="AHE alpha controller (spec = the design document's; re-setting it resets alpha)"),
+    S("ahe-feedback", "enum", "window", True, choices=("window", "lifetime"),
+      doc="hit ratio the AHE controller follows: each window's, or the server lifetime's"),
+    S("ahe-alpha-init", "float", 0.5, True, 0.05, 0.95,
+      doc="initial AHE recency weight (setting it restarts alpha from this value)"),
+    S("ahe-step", "float", 0.05, True, 0.0, 0.9, doc="AHE alpha change per update"),
+    S("ahe-window", "int", 64, True, 1, INT_MAX, doc="evicted keys per AHE alpha update"),
+    # ---- litehit shadow (exact LRU curve of the live access stream) ----
+    S("litehit-shadow", "bool", False, True, doc="replay the access stream through litehit"),
+    S("litehit-shadow-mode", "enum", "keys", True, choices=("keys", "prefix"),
+      doc="keys: every key read is a 1-block request; prefix: an MGET is one prefix request"),
+    S("litehit-block-bytes", "memory", 0, True, 0, LLONG_MAX,
+      doc="bytes one key is charged to turn maxmemory into blocks (0 = average key size)"),
+    S("litehit-capacities", "string", "", True,
+      doc="extra capacities in blocks to report, space separated (INFO litehit slots)"),
+    S("litehit-trace-file", "string", "", True,
+      doc="record the access stream as a litehit trace (JSONL) in dir (empty = off)"),
 )
 del S
 
@@ -91,21 +119,38 @@ def register(*specs: ConfigSpec) -> None:
 
 register(*TABLE)
 
-_MEM_UNITS = (("gb", 1024 ** 3), ("mb", 1024 ** 2), ("kb", 1024),
-              ("g", 1000 ** 3), ("m", 1000 ** 2), ("k", 1000), ("b", 1))
+_MEM_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 ** 2, "mb": 1024 ** 2,
+              "g": 1000 ** 3, "gb": 1024 ** 3}
 
 
 def parse_memory(text: str) -> int | None:
-    """``"256mb"`` -> 268435456; ``"1k"`` -> 1000; None when not a memory value."""
-    s = text.strip().lower()
-    mul = 1
-    for suffix, factor in _MEM_UNITS:
-        if s.endswith(suffix):
-            s, mul = s[: -len(suffix)], factor
-            break
-    if not s or not (s.isdigit() or (s[0] == "-" and s[1:].isdigit())):
+    """Redis ``memtoull``: ``"256mb"`` -> 268435456, ``"1k"`` -> 1000; None when invalid.
+
+    Digits then an optional unit (b, k, kb, m, mb, g, gb in any case); no sign, no spaces,
+    no fraction.  As in Redis, a bare unit (``"kb"``) reads as 0.  Complexity: O(len).
+    """
+    n = 0
+    while n < len(text) and "0" <= text[n] <= "9":
+        n += 1
+    digits, unit = text[:n], text[n:].lower()
+    mul = _MEM_UNITS.get(unit)
+    if mul is None or len(digits) > MEMTOULL_MAX_DIGITS:
         return None
-    return int(s) * mul
+    val = int(digits) if digits else 0
+    if val > ULLONG_MAX:
+        return None
+    return (val * mul) & ULLONG_MAX  # Redis multiplies in unsigned 64-bit
+
+
+def parse_ll(text: str) -> int | None:
+    """Redis ``string2ll``: a signed 64-bit decimal, no ``+``, spaces or leading zeros."""
+    if not text or len(text) > 20:
+        return None
+    digits = text[1:] if text[0] == "-" else text
+    if not digits.isascii() or not digits.isdigit() or (digits[0] == "0" and len(text) > 1):
+        return None
+    val = int(text)
+    return val if -LLONG_MAX - 1 <= val <= LLONG_MAX else None
 
 
 def format_memory_human(n: int) -> str:
@@ -131,6 +176,10 @@ def _parse(spec: ConfigSpec, raw: str) -> Any:
                               + ", ".join(spec.choices))
         return low
     if t == "string":
+        if spec.name == "dir":  # Redis chdirs; we keep the absolute path (GET shows it)
+            if not os.path.isdir(raw):
+                raise ConfigError(spec.name, "No such file or directory")
+            return os.path.abspath(raw)
         return raw
     if t == "float":
         try:
@@ -144,14 +193,15 @@ def _parse(spec: ConfigSpec, raw: str) -> Any:
         if val is None:
             raise ConfigError(spec.name, "argument must be a memory value")
     else:
-        try:
-            val = int(raw, 10)
-        except ValueError:
-            raise ConfigError(spec.name, "argument couldn't be parsed into an integer") from None
+        val = parse_ll(raw)
+        if val is None:
+            raise ConfigError(spec.name, "argument couldn't be parsed into an integer")
     if (spec.lo is not None and val < spec.lo) or (spec.hi is not None and val > spec.hi):
         fmt = "%g" if t == "float" else "%d"
         raise ConfigError(spec.name, ("argument must be between " + fmt + " and " + fmt
                                       + " inclusive") % (spec.lo, spec.hi))
+    if spec.clamp is not None:
+        val = min(max(val, spec.clamp[0]), spec.clamp[1])
     return val
 
 
@@ -169,6 +219,8 @@ class Config:
 
     def __init__(self):
         self.values: dict[str, Any] = {s.name: s.default for s in SPECS.values()}
+        if "dir" in self.values:
+            self.values["dir"] = os.path.abspath(self.values["dir"])
         self.file: str | None = None
         self._listeners: dict[str, list[Callable[[Any], None]]] = {}
 
@@ -198,19 +250,36 @@ class Config:
             self.values[spec.name] = old
             raise ConfigError(spec.name, str(e)) from None
 
-    def get(self, patterns: list[str]) -> dict[str, str]:
-        """CONFIG GET: every name matching any glob pattern (case-insensitive), in table order."""
-        pats = [p.lower() for p in patterns]
-        out = {}
-        for spec in SPECS.values():
-            if any(p == spec.name or fnmatch.fnmatchcase(spec.name, p) for p in pats):
-                out[spec.name] = format_value(spec, self.values[spec.name])
+    def get(self, patterns: list[str], match: Callable[[str, str], bool]) -> dict[str, str]:
+        """CONFIG GET: the names matching any pattern, with their values.
+
+        As Redis 7.0: a pattern without ``* ? [`` is looked up by name (any case) and the
+        reply repeats it as given; a glob pattern is matched (``match(pattern, name)``,
+        case-insensitive) against every name.  Each config appears once.
+        """
+        out: dict[str, str] = {}
+        seen: set[str] = set()
+        for pat in patterns:
+            if not any(ch in pat for ch in "*?["):
+                spec = SPECS.get(pat.lower())
+                if spec is not None and spec.name not in seen:
+                    seen.add(spec.name)
+                    out[pat] = format_value(spec, self.values[spec.name])
+                continue
+            for spec in SPECS.values():
+                if spec.name not in seen and match(pat, spec.name):
+                    seen.add(spec.name)
+                    out[spec.name] = format_value(spec, self.values[spec.name])
         return out
 
     # ---- files and command line ----
 
     def load_file(self, path: str) -> None:
-        """Read ``name value`` lines (``#`` comments, quoted values allowed)."""
+        """Read ``name value`` lines (``#`` comments, quoted values allowed).
+
+        A bad line raises :class:`ConfigError` whose ``line``/``lineno`` say where, for the
+        ``*** FATAL CONFIG FILE ERROR ***`` report the command line prints.
+        """
         self.file = os.path.abspath(path)
         with open(path, encoding="utf-8") as f:
             for lineno, line in enumerate(f, 1):
@@ -218,29 +287,32 @@ class Config:
                 if not words:
                     continue
                 name, args = words[0].lower(), words[1:]
-                if name not in SPECS:
-                    raise ConfigError(name, "line %d: unknown directive '%s'" % (lineno, name))
                 try:
+                    if name not in SPECS:
+                        raise ConfigError(name, "Bad directive or wrong number of arguments")
                     self.set(name, " ".join(args))
                 except ConfigError as e:
-                    raise ConfigError(name, "line %d: '%s': %s" % (lineno, name, e.msg)) from None
+                    e.line, e.lineno = line.strip(), lineno
+                    raise
 
     def load_args(self, argv: list[str]) -> None:
-        """``--name value [value...]`` pairs, as redis-server accepts them."""
+        """``--name value [value...]`` pairs, as redis-server accepts them (later wins)."""
         i = 0
         while i < len(argv):
             arg = argv[i]
-            if not arg.startswith("--"):
-                raise ConfigError(arg, "expected --name value, got '%s'" % arg)
-            name = arg[2:].lower()
-            if name not in SPECS:
-                raise ConfigError(name, "unknown option '--%s'" % name)
             j = i + 1
             vals = []
             while j < len(argv) and not argv[j].startswith("--"):
                 vals.append(argv[j])
                 j += 1
-            self.set(name, " ".join(vals))
+            name = arg[2:].lower() if arg.startswith("--") else arg
+            try:
+                if not arg.startswith("--") or name not in SPECS:
+                    raise ConfigError(name, "Bad directive or wrong number of arguments")
+                self.set(name, " ".join(vals))
+            except ConfigError as e:
+                e.line = " ".join([name] + vals)
+                raise
             i = j
 
     def rewrite(self) -> None:
@@ -306,3 +378,122 @@ def _split_conf_line(line: str) -> list[str]:
     if cur is not None:
         words.append(cur)
     return words
+
+
+# ---- conf/ferrumkv.conf, rendered from the table ----
+
+CONF_SECTIONS = (  # (name prefixes, section title); first match wins
+    (("bind", "port", "maxclients", "timeout", "tcp-", "requirepass", "proto-", "databases"),
+     "NETWORK AND CLIENTS"),
+    (("loglevel", "logfile", "dir", "save", "appendonly"), "LOGGING AND FILES"),
+    (("hz", "active-expire"), "BACKGROUND WORK"),
+    (("maxmemory", "lfu-"), "MEMORY AND EVICTION"),
+    (("ahe-",), "ADAPTIVE HYBRID EVICTION (allkeys-ahe / volatile-ahe)"),
+    (("litehit-",), "LITEHIT SHADOW"),
+)
+
+CONF_NOTES = {
+    "maxmemory-policy": """\
+What to do when a write needs memory above maxmemory:
+  volatile-lru / allkeys-lru    least recently used, among keys with a TTL / all keys
+  volatile-lfu / allkeys-lfu    least frequently used (Morris counter, see lfu-log-factor)
+  volatile-random / allkeys-random
+  volatile-ttl                  the key whose TTL ends soonest
+  volatile-ahe / allkeys-ahe    adaptive hybrid of recency and frequency (ferrumkv only)
+  noeviction                    refuse the write: -OOM command not allowed ...
+Reads are always served.""",
+    "maxmemory-samples": "More samples approximate exact LRU/LFU better and cost more CPU.",
+    "lfu-log-factor": """\
+How slowly the 8-bit access counter grows: a hit at counter c increments it with
+probability 1 / ((c - 5) * factor + 1) (counters up to 5 always grow).  Counter after
+N hits, by factor (from Redis's measurements):
+  factor |  100 hits | 1K hits | 100K hits | 1M hits | 10M hits
+  -------+-----------+---------+-----------+---------+---------
+       0 |       104 |     255 |       255 |     255 |      255
+       1 |        18 |      49 |       255 |     255 |      255
+      10 |        10 |      18 |       142 |     255 |      255
+     100 |         8 |      11 |        49 |     143 |      255""",
+    "lfu-decay-time": "The counter loses one per this many idle minutes (as Redis 7.0 does).",
+    "requirepass": "When set, clients must AUTH <password> or HELLO 3 AUTH default <password>.",
+    "proto-max-bulk-len": "A longer bulk in a request is a protocol error that closes the client.",
+    "save": "ferrumkv keeps data in memory only; save and appendonly exist because tools\n"
+            "(redis-benchmark) read them.",
+}
+
+
+def _section_of(name: str) -> str:
+    for prefixes, title in CONF_SECTIONS:
+        if name.startswith(prefixes):
+            return title
+    return "OTHER"
+
+
+def _conf_default(spec: ConfigSpec) -> str:
+    """The default as a config-file value: memory sizes in the largest exact unit."""
+    if spec.type == "memory" and spec.default:
+        for unit, size in (("gb", 1024 ** 3), ("mb", 1024 ** 2), ("kb", 1024)):
+            if spec.default % size == 0:
+                return "%d%s" % (spec.default // size, unit)
+    val = format_value(spec, spec.default)
+    if val == "" or any(c in val for c in " \"'#"):
+        val = '"' + val.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return val
+
+
+def render_conf() -> str:
+    """The text of ``conf/ferrumkv.conf``: every knob in the table, documented, at its default.
+
+    Complexity: O(rows).
+    """
+    out = [
+        "# ferrumkv_py configuration file.",
+        "#",
+        "# Generated from the table in ferrumkv_py/config.py; regenerate it with",
+        "#     python -m ferrumkv_py.config --conf > conf/ferrumkv.conf",
+        "# (tests/ferrumkv/test_config.py fails when this file and the table disagree).",
+        "#",
+        "# Start the server with it, and override any directive on the command line:",
+        "#     ferrumkv-server conf/ferrumkv.conf --port 7777 --maxmemory 256mb",
+        "#",
+        "# Every directive below is shown at its default.  Memory sizes take units:",
+        "#     1k = 1000 bytes, 1kb = 1024 bytes, 1m = 1000000, 1mb = 1048576,",
+        "#     1g = 1000000000, 1gb = 1073741824 (case-insensitive).",
+        "# Directives marked 'runtime' can also be changed with CONFIG SET.",
+    ]
+    by_section: dict[str, list[ConfigSpec]] = {}
+    for spec in SPECS.values():
+        by_section.setdefault(_section_of(spec.name), []).append(spec)
+    titles = [t for _, t in CONF_SECTIONS] + ["OTHER"]
+    for title in titles:
+        specs = by_section.get(title)
+        if not specs:
+            continue
+        out += ["", "#" * 8 + " " + title + " " + "#" * max(4, 70 - len(title)), ""]
+        for spec in specs:
+            out.append("# " + spec.name + ": " + spec.doc + ".")
+            out += ["# " + line if line else "#" for line in
+                    CONF_NOTES.get(spec.name, "").splitlines()]
+            facts = [spec.type + ("" if spec.mutable else ", startup only")
+                     + (", runtime" if spec.mutable else "")]
+            if spec.choices:
+                facts.append("one of: " + ", ".join(spec.choices))
+            elif spec.lo is not None:
+                facts.append("range %s..%s" % (format_value(spec, spec.lo),
+                                               format_value(spec, spec.hi)))
+            out.append("# (" + "; ".join(facts) + ")")
+            out.append("%s %s" % (spec.name, _conf_default(spec)))
+            out.append("")
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def _main(argv: list[str]) -> int:
+    if argv == ["--conf"]:
+        sys.stdout.write(render_conf())
+        return 0
+    sys.stderr.write("usage: python -m ferrumkv_py.config --conf > conf/ferrumkv.conf\n")
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(_main(sys.argv[1:]))

@@ -16,6 +16,7 @@ before the replies go out together (``data_received`` does one ``transport.write
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 from . import errors
@@ -25,9 +26,13 @@ from .resp import (NEED_MORE, NULL_ARRAY, QUEUED, ProtocolError, RequestReader, 
                    encode_error)
 
 _perf_ns = time.perf_counter_ns
+log = logging.getLogger("ferrumkv")
 
 # Commands that run immediately inside MULTI instead of being queued.
 _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+UNKNOWN_ARGS_MAX = 128  # bytes of arguments quoted in "unknown command" (Redis %.128s)
+# Commands never refused for memory inside MULTI (Redis processCommand).
+_MULTI_NO_OOM = frozenset({"exec", "discard", "quit", "reset"})
 
 
 class Client(asyncio.Protocol):
@@ -42,6 +47,7 @@ class Client(asyncio.Protocol):
         self.name = b""
         self.lib_name = b""
         self.lib_ver = b""
+        self.reader = RequestReader(server.config["proto-max-bulk-len"])
         self.authenticated = not server.requirepass
         self.transport = None
         self.addr = "?:0"
@@ -51,12 +57,21 @@ class Client(asyncio.Protocol):
         self.last_interaction = self.created
         self.multi = None            # list of (spec, argv) while in MULTI
         self.multi_error = False
+        self.multi_denyoom = False   # a queued command has the denyoom flag
         self.watched: list = []      # (db id, key) pairs this client WATCHes
         self.dirty_cas = False
         self.closing = False
         self.paused = False
         self.last_cmd = "NULL"
-        self.reader = RequestReader(server.config["proto-max-bulk-len"])
+
+    @property
+    def authenticated(self) -> bool:
+        return not self.reader.unauth
+
+    @authenticated.setter
+    def authenticated(self, value: bool) -> None:
+        # Before AUTH, Redis 7 limits frames to 10 arguments of 16 KiB (the reader knows).
+        self.reader.unauth = not value
 
     # ---- asyncio.Protocol ----
 
@@ -99,6 +114,7 @@ class Client(asyncio.Protocol):
         server = self.server
         server.ks.refresh_time()
         self.last_interaction = server.now_mono
+        server.stats.net_input_bytes += len(data)
         reader.feed(data)
         out = []
         call = self.call
@@ -116,14 +132,22 @@ class Client(asyncio.Protocol):
             if self.closing:
                 break
         if out:
-            self.transport.write(b"".join(out) if len(out) > 1 else out[0])
+            data = b"".join(out) if len(out) > 1 else out[0]
+            server.stats.net_output_bytes += len(data)
+            self.transport.write(data)
         if self.closing:
             self.transport.close()
 
     # ---- dispatch ----
 
     def call(self, argv: list) -> bytes:
-        """Run one command and return its encoded reply.  Complexity: the command's own."""
+        """Run one command and return its encoded reply.  Complexity: the command's own.
+
+        The checks run in Redis 7.0's ``processCommand`` order: unknown command or
+        subcommand, arity, authentication, ``no_multi`` inside MULTI, then the memory check
+        (inside MULTI every queued command is refused when memory cannot be freed, and EXEC
+        is refused when it holds a ``denyoom`` command), then queueing or execution.
+        """
         spec = COMMANDS.get(argv[0])
         if spec is None:
             spec = lookup(argv[0])
@@ -132,32 +156,42 @@ class Client(asyncio.Protocol):
         n = len(argv)
         a = spec.arity
         if (n != a) if a > 0 else (n < -a):
-            return self._reject("ERR " + errors.WRONG_ARGS % spec.name)
+            return self._reject("ERR " + errors.WRONG_ARGS % spec.name, spec)
         if spec.subcommands and n > 1:
-            sub = spec.subcommands.get(argv[1].lower().decode("utf-8", "replace"))
+            sub = spec.subcommands.get(argv[1].lower().decode("utf-8", "surrogateescape"))
             if sub is None:
                 return self._reject("ERR " + errors.UNKNOWN_SUBCOMMAND % (
-                    _printable(argv[1]), spec.name.upper()))
+                    _printable(_c_str(argv[1])[:UNKNOWN_ARGS_MAX]), spec.name.upper()))
             spec = sub
             a = spec.arity
             if (n != a) if a > 0 else (n < -a):
-                return self._reject("ERR " + errors.WRONG_ARGS % spec.name)
+                return self._reject("ERR " + errors.WRONG_ARGS % spec.name, spec)
         if not self.authenticated and not spec.noauth:
-            return self._reject(errors.NOAUTH)
-        if self.multi is not None and spec.name not in _MULTI_IMMEDIATE:
-            if spec.denyoom and not self.server.evictor.make_room():
-                self.multi_error = True
-                return self._reject(errors.OOMError().text, spec)
-            self.multi.append((spec, argv))
-            return QUEUED
+            return self._reject(errors.NOAUTH, spec)
+        multi = self.multi
+        if multi is not None and "no_multi" in spec.flags:
+            return self._reject("ERR " + errors.NOT_IN_MULTI, spec)
         server = self.server
-        if spec.denyoom and server.maxmemory and not server.evictor.make_room():
-            return self._reject(errors.OOMError().text, spec)
+        if server.maxmemory:
+            if multi is not None:
+                deny = spec.name not in _MULTI_NO_OOM
+            elif spec.name == "exec":
+                deny = self.multi_denyoom
+            else:
+                deny = spec.denyoom
+            if deny and not server.evictor.make_room():
+                return self._reject(errors.OOMError().text, spec)
+        if multi is not None and spec.name not in _MULTI_IMMEDIATE:
+            multi.append((spec, argv))
+            if spec.denyoom:
+                self.multi_denyoom = True
+            return QUEUED
         return self.run(spec, argv)
 
     def run(self, spec, argv: list) -> bytes:
         """Execute a checked command: handler, encoding, stats, WATCH and shadow hooks."""
         server = self.server
+        self.last_cmd = spec.name  # CLIENT LIST shows the running command, as Redis
         t0 = _perf_ns()
         try:
             reply = spec.handler(self, argv)
@@ -165,6 +199,12 @@ class Client(asyncio.Protocol):
             server.stats.count_call(spec, _perf_ns() - t0, failed=True)
             server.stats.count_error(e.code)
             return encode_error(e.text)
+        except Exception as e:  # a handler bug: answer, log, keep the connection and server
+            log.exception("command %s failed", spec.name)
+            server.stats.count_call(spec, _perf_ns() - t0, failed=True)
+            server.stats.count_error("ERR")
+            return encode_error("ERR internal error in '%s': %s" % (spec.name,
+                                                                    e.__class__.__name__))
         t = reply.__class__
         if t is bytes:
             out = b"$%d\r\n%b\r\n" % (len(reply), reply)
@@ -177,19 +217,27 @@ class Client(asyncio.Protocol):
         server.stats.count_call(spec, _perf_ns() - t0)
         shadow = server.shadow
         if shadow is not None:
-            shadow.record(self, spec, argv)
+            shadow.record(self, spec, argv, reply)
         self.last_cmd = spec.name
         return out
 
     def _unknown(self, argv: list) -> str:
-        args = " ".join("'%s'" % _printable(a)[:128] for a in argv[1:])
-        if args:
-            args += " "
-        return "ERR " + errors.UNKNOWN_COMMAND % (_printable(argv[0])[:128], args)
+        """Redis's text: each argument quoted and cut so the list stays near 128 bytes; the
+        words are C strings to Redis (``%s``), so a NUL byte ends each one."""
+        args = b""
+        for a in argv[1:]:
+            if len(args) >= UNKNOWN_ARGS_MAX:
+                break
+            args += b"'" + _c_str(a)[:UNKNOWN_ARGS_MAX - len(args)] + b"' "
+        return "ERR " + errors.UNKNOWN_COMMAND % (_printable(_c_str(argv[0])[:UNKNOWN_ARGS_MAX]),
+                                                  _printable(args))
 
     def _reject(self, text: str, spec=None) -> bytes:
-        """An error found before the handler ran (Redis counts these as rejected calls)."""
-        if self.multi is not None and not text.startswith("OOM"):
+        """An error found before the handler ran (Redis counts these as rejected calls).
+
+        Inside MULTI it also dooms the transaction (Redis ``flagTransaction``).
+        """
+        if self.multi is not None:
             self.multi_error = True
         self.server.stats.count_error(text.split(" ", 1)[0])
         if spec is not None:
@@ -211,7 +259,7 @@ class Client(asyncio.Protocol):
                 parts.append(self.run(spec, argv))
             return b"".join(parts)
         finally:
-            self.multi_error = False
+            self.multi_error = self.multi_denyoom = False
             self.unwatch_all()
 
     def watch(self, keys: list) -> None:
@@ -245,4 +293,11 @@ class Client(asyncio.Protocol):
 
 
 def _printable(b: bytes) -> str:
-    return b.decode("utf-8", "replace")
+    """Bytes as str for an error text; ``resp.encode_error`` restores the exact bytes."""
+    return b.decode("utf-8", "surrogateescape")
+
+
+def _c_str(b: bytes) -> bytes:
+    """What C's ``%s`` prints of a word: everything before the first NUL."""
+    nul = b.find(b"\x00")
+    return b if nul < 0 else b[:nul]

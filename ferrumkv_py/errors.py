@@ -77,3 +77,42 @@ MAX_CLIENTS = "max number of clients reached"
 SAME_OBJECT = "source and destination objects are the same"
 STRING_TOO_LONG = "string exceeds maximum allowed size (proto-max-bulk-len)"
 OFFSET_OUT_OF_RANGE = "offset is out of range"
+# ---- containers: lists, hashes, sets, sorted sets ----
+ZADD_XX_AND_NX = "XX and NX options at the same time are not compatible"
+ZADD_GT_LT_NX = "GT, LT, and/or NX options at the same time are not compatible"
+ZADD_INCR_SINGLE_PAIR = "INCR option supports a single increment-element pair"
+ZSCORE_NAN = "resulting score is not a number (NaN)"
+ZRANGE_LIMIT_NEEDS_BY = ("syntax error, LIMIT is only supported in combination with either "
+                         "BYSCORE or BYLEX")
+ZRANGE_BYLEX_WITHSCORES = "syntax error, WITHSCORES not supported in combination with BYLEX"
+HASH_NOT_INT = "hash value is not an integer"
+HASH_NOT_FLOAT = "hash value is not a float"
+NAN_OR_INFINITY = "value is NaN or Infinity"
+LPOS_RANK_ZERO = ("RANK can't be zero: use 1 to start from the first match, 2 from the second "
+                  "... or use negative to start from the end of the list")
+LPOS_COUNT_NEGATIVE = "COUNT can't be negative"
+LPOS_MAXLEN_NEGATIVE = "MAXLEN can't be negative"
+RANDOM_COUNT_RANGE = ("value is out of range, value must between -9223372036854775807 and "
+                      "9223372036854775807")
+NUMKEYS_NOT_POSITIVE = "numkeys should be greater than 0"
+NUMKEYS_TOO_MANY = "Number of keys can't be greater than number of args"
+LIMIT_NEGATIVE = "LIMIT can't be negative"
+INVALID_CURSOR = "invalid cursor"
+# ---- strings and keys ----
+DECR_OVERFLOW = "decrement would overflow"
+EXPIRE_NX_CONFLICT = "NX and XX, GT or LT options at the same time are not compatible"
+EXPIRE_GT_LT_CONFLICT = "GT and LT options at the same time are not compatible"
+UNSUPPORTED_OPTION = "Unsupported option %s"
+LFU_NOT_SELECTED = ("An LFU maxmemory policy is not selected, access frequency not tracked. "
+                    "Please note that when switching between policies at runtime LRU and LFU "
+                    "data will take some time to adjust.")
+LFU_SELECTED = ("An LFU maxmemory policy is selected, idle time not tracked. Please note "
+                "that when switching between policies at runtime LRU and LFU data will take "
+                "some time to adjust.")
+NOT_IN_MULTI = "Command not allowed inside a transaction"
+HELLO_NOAUTH = ("NOAUTH HELLO must be called with the client already authenticated, otherwise "
+                "the HELLO AUTH <user> <pass> option can be used to authenticate the client "
+                "and select the RESP protocol version at the same time")
+CONFIG_SET_FAILED = "CONFIG SET failed (possibly related to argument '%s') - %s"
+CONFIG_SET_UNKNOWN = "Unknown option or number of arguments for CONFIG SET - '%s'"
+INT_OUT_OF_RANGE = "value is out of range, value must between -2147483648 and 2147483647"

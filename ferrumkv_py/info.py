@@ -22,11 +22,17 @@ from . import __version__
 from .config import format_memory_human
 
 SECTIONS: dict[str, tuple[Callable, bool]] = {}   # name -> (render, in default INFO)
+TITLES = {"cpu": "CPU"}                            # section headers not just capitalized
+RUN_ID = os.urandom(20).hex()                      # 40 hex digits, new at every start
+LRU_CLOCK_MAX = (1 << 24) - 1                      # Redis's 24-bit LRU clock, in seconds
 
 
-def section(name: str, default: bool = True):
+def section(name: str, default: bool = True, title: str | None = None):
+    """Register ``fn(server) -> [(field, value)]`` as INFO section ``name``."""
     def deco(fn: Callable) -> Callable:
         SECTIONS[name] = (fn, default)
+        if title:
+            TITLES[name] = title
         return fn
     return deco
 
@@ -46,7 +52,8 @@ def render(server, args: list[str]) -> str:
     parts = []
     for name in order:
         fields = SECTIONS[name][0](server)
-        lines = ["# " + name.capitalize()] + ["%s:%s" % (k, _fmt(v)) for k, v in fields]
+        header = "# " + TITLES.get(name, name.capitalize())
+        lines = [header] + ["%s:%s" % (k, _fmt(v)) for k, v in fields]
         parts.append("\r\n".join(lines) + "\r\n")
     return "\r\n".join(parts)
 
@@ -78,14 +85,18 @@ def _server(server) -> list:
         ("multiplexing_api", "asyncio"),
         ("python_version", platform.python_version()),
         ("process_id", os.getpid()),
+        ("process_supervised", "no"),
+        ("run_id", RUN_ID),
         ("tcp_port", server.port),
         ("server_time_usec", int(time.time() * 1_000_000)),
         ("uptime_in_seconds", uptime),
         ("uptime_in_days", uptime // 86400),
         ("hz", server.config["hz"]),
         ("configured_hz", server.config["hz"]),
+        ("lru_clock", (server.ks.now_ms // 1000) & LRU_CLOCK_MAX),
         ("executable", os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""),
         ("config_file", server.config.file or ""),
+        ("io_threads_active", 0),
     ]
 
 
@@ -93,6 +104,7 @@ def _server(server) -> list:
 def _clients(server) -> list:
     return [
         ("connected_clients", len(server.clients)),
+        ("cluster_connections", 0),
         ("maxclients", server.config["maxclients"]),
         ("blocked_clients", 0),
         ("tracking_clients", 0),
@@ -149,7 +161,9 @@ def _stats(server) -> list:
     return [
         ("total_connections_received", st.total_connections),
         ("total_commands_processed", st.total_commands),
-        ("instantaneous_ops_per_sec", 0),
+        ("instantaneous_ops_per_sec", st.instantaneous_ops()),
+        ("total_net_input_bytes", st.net_input_bytes),
+        ("total_net_output_bytes", st.net_output_bytes),
         ("rejected_connections", st.rejected_connections),
         ("expired_keys", ks.expired_keys),
         ("expired_stale_perc", "%.2f" % (ks.expired_stale_perc * 100)),
@@ -161,6 +175,7 @@ def _stats(server) -> list:
         ("keyspace_misses", ks.misses),
         ("pubsub_channels", 0),
         ("pubsub_patterns", 0),
+        ("unexpected_error_replies", 0),
         ("total_error_replies", st.total_error_replies),
         ("total_protocol_errors", st.protocol_errors),
     ]
@@ -180,6 +195,11 @@ def _cpu(server) -> list:
     ]
 
 
+@section("modules")
+def _modules(server) -> list:
+    return []
+
+
 @section("commandstats", default=False)
 def _commandstats(server) -> list:
     out = []
@@ -196,6 +216,11 @@ def _commandstats(server) -> list:
 def _errorstats(server) -> list:
     return [("errorstat_" + code, "count=%d" % n)
             for code, n in sorted(server.stats.errors.items())]
+
+
+@section("cluster")
+def _cluster(server) -> list:
+    return [("cluster_enabled", 0)]
 
 
 @section("keyspace")

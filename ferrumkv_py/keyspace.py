@@ -32,20 +32,57 @@ compacted in one O(n) pass, so a draw costs O(1) expected (at most 2 tries on av
 compaction is amortised O(1) per deletion.  An entry whose TTL is removed keeps its vlist
 slot with ``exp = EXP_PERSISTED``, and is not appended twice if it gets a TTL again.
 
-Complexity: lookups, writes, deletes O(1); ``sample(n)`` O(n) expected.
+SCAN cursors over alist
+-----------------------
+``alist`` only grows at its end and compaction keeps the survivors in order, so SCAN walks it
+from the end towards the start.  Keys added during a scan land behind the walk (they were not
+there for the whole scan, so they need not be returned) and a scan of n slots ends after about
+n / count calls whatever the write rate.  A cursor is the position below which slots remain
+to be walked, tagged with the compaction generation it was made in::
+
+    cursor = position << SCAN_GEN_BITS | (generation & SCAN_GEN_MASK)      (0 = start / done)
+
+A compaction moves every survivor down by the number of dead slots before it, so it records
+checkpoints of that map: ``ckpt[j]`` = survivors before old position ``j * step``.  A cursor
+from an older generation is carried through each recorded compaction with
+``p -> ckpt[ceil(p / step)]``, which is never less than the number of survivors before p:
+every survivor not yet returned stays below the new position, and at most ``step`` already
+returned ones come again.  Example, step 2, the walk has returned d and c::
+
+    old alist   a  x  b  x  x  c  d       (x = dead)     p = 5: a, b remain
+    ckpt        [0, 1, 2, 3, 4]           (survivors before old positions 0, 2, 4, 6, 8)
+    new alist   a  b  c  d                p -> ckpt[ceil(5 / 2)] = 3: a, b (and c again)
+
+So every key present for the whole scan is returned at least once, whatever is added or
+deleted meanwhile.  Only a cursor older than SCAN_REMAP_HISTORY compactions restarts from the
+end (duplicates, never misses).  A compaction keeps at most about SCAN_REMAP_POINTS
+checkpoints, so the history costs O(1) memory.
+
+Complexity: lookups, writes, deletes O(1); ``sample(n)`` O(n) expected; ``scan(count)``
+O(count) amortised (plus O(compactions since the cursor was made)).
 """
 
 from __future__ import annotations
 
 import random as _random
+from array import array
 from collections import deque
+from itertools import accumulate, compress
 
 from . import memory
+from .memory import entry_cost as _entry_cost, value_cost as _value_cost
 
 LFU_INIT_VAL = 5            # Morris counter of a new key, as Redis
 EXP_PERSISTED = -1          # exp value: TTL removed, entry still in vlist
 COMPACT_MIN_DEAD = 64       # never compact sample lists for fewer dead slots than this
 SAMPLE_MAX_TRIES = 64       # draws per wanted sample before giving up (lists mostly dead)
+SCAN_GEN_BITS = 16          # low cursor bits holding the alist compaction generation
+SCAN_GEN_MASK = (1 << SCAN_GEN_BITS) - 1
+SCAN_REMAP_POINTS = 1024    # checkpoints kept per compaction (bounds history memory)
+SCAN_REMAP_MIN_STEP = 16    # alist slots per checkpoint, at least
+SCAN_REMAP_HISTORY = 64     # compactions a SCAN cursor survives before restarting at 0
+SCAN_SLOTS_PER_KEY = 10     # slots a scan call may visit per key wanted (Redis: count*10)
+_CLEARED_REMAP = (1 << 62, array("q", [0]), 0)   # every old position -> 0
 
 
 class Entry:
@@ -70,15 +107,16 @@ class RHash(dict):
 
 
 class RSet(set):
-    """A set value; ``mem`` is the modelled size of its members."""
-    __slots__ = ("mem",)
+    """A set value; ``mem`` is the modelled size of its members.  ``index`` (unset until
+    the first SPOP / SRANDMEMBER) is the random-access index ``commands/sets.py`` keeps."""
+    __slots__ = ("mem", "index")
 
 
 class Database:
     """One logical database (SELECT n)."""
 
     __slots__ = ("id", "ks", "data", "alist", "adead", "vlist", "vdead", "volatile",
-                 "expires_cursor")
+                 "expires_cursor", "agen", "aremap")
 
     def __init__(self, db_id: int, ks: "Keyspace"):
         self.id = db_id
@@ -90,6 +128,8 @@ class Database:
         self.vdead = 0          # vlist slots whose entry is dead or has no TTL now
         self.volatile = 0       # live keys with a TTL
         self.expires_cursor = 0
+        self.agen = 0           # alist compaction generation (SCAN cursors)
+        self.aremap: deque = deque(maxlen=SCAN_REMAP_HISTORY)  # (step, ckpt, new_len)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -102,11 +142,15 @@ class Database:
         e = self.data.get(key)
         if e is None:
             ks.misses += 1
+            if ks.miss_hook is not None:
+                ks.miss_hook(key)
             return None
         exp = e.exp
         if exp > 0 and exp < ks.now_ms:
             self._expire_entry(e)
             ks.misses += 1
+            if ks.miss_hook is not None:
+                ks.miss_hook(key)
             return None
         ks.hits += 1
         if ks.lfu_on:
@@ -155,26 +199,44 @@ class Database:
         e = Entry(key, value, ks.now_ms)
         self.data[key] = e
         self.alist.append(e)
-        ks.used_memory += memory.entry_cost(key, value)
-        ks.signal(self, key)
+        ks.used_memory += _entry_cost(key, value)
+        if ks.watched:
+            ks.signal(self, key)
         return e
 
     def set_value(self, e: Entry, value) -> None:
         """Replace the value of a live entry (TTL and access metadata stay).  O(1)."""
         ks = self.ks
-        ks.used_memory += memory.value_cost(value) - memory.value_cost(e.value)
+        ks.used_memory += _value_cost(value) - _value_cost(e.value)
         e.value = value
-        ks.signal(self, e.key)
+        if ks.watched:
+            ks.signal(self, e.key)
 
     def set(self, key: bytes, value, keep_ttl: bool = False) -> Entry:
-        """SET semantics: create or overwrite, dropping any TTL unless ``keep_ttl``.  O(1)."""
-        e = self.lookup_write(key)
-        if e is None:
-            return self.add(key, value)
-        if not keep_ttl and e.exp > 0:
-            self._clear_ttl(e)
-        self.set_value(e, value)
-        return e
+        """SET semantics: create or overwrite, dropping any TTL unless ``keep_ttl``.
+
+        The plain ``SET key value`` path: one dict lookup, then either :meth:`add` or an
+        in-place overwrite that keeps the entry (and so its LRU/LFU history, as Redis's
+        dbOverwrite does after lookupKeyWrite touched it).  Complexity: O(1).
+        """
+        ks = self.ks
+        e = self.data.get(key)
+        if e is not None:
+            exp = e.exp
+            if exp > 0 and exp < ks.now_ms:
+                self._expire_entry(e)
+                return self.add(key, value)
+            if ks.lfu_on:
+                e.lfu = ks.lfu_touch(e.lfu, e.lru, ks.now_ms)
+            e.lru = ks.now_ms
+            if exp > 0 and not keep_ttl:
+                self._clear_ttl(e)
+            ks.used_memory += _value_cost(value) - _value_cost(e.value)
+            e.value = value
+            if ks.watched:
+                ks.signal(self, key)
+            return e
+        return self.add(key, value)
 
     def grow(self, e: Entry, delta_bytes: int) -> None:
         """A container value changed in place by ``delta_bytes`` of modelled memory."""
@@ -220,6 +282,17 @@ class Database:
         self.data[newkey] = e
         ks.signal(self, oldkey)
         ks.signal(self, newkey)
+
+    def move_to(self, e: Entry, dst: "Database") -> Entry:
+        """MOVE: take a live entry out of this database and into ``dst`` (key absent
+        there), keeping its value, TTL and access metadata.  O(1)."""
+        key, value, lru, lfu, exp = e.key, e.value, e.lru, e.lfu, e.exp
+        self.unlink(e)
+        ne = dst.add(key, value)
+        ne.lru, ne.lfu = lru, lfu
+        if exp > 0:
+            dst.set_expire(ne, exp)
+        return ne
 
     def _expire_entry(self, e: Entry) -> None:
         self.unlink(e)
@@ -277,26 +350,73 @@ class Database:
         return out
 
     def random_key(self):
-        """RANDOMKEY: a live key, deleting expired ones met on the way.  O(1) expected."""
-        for _ in range(SAMPLE_MAX_TRIES):
-            if not self.data:
-                return None
+        """RANDOMKEY: a live key, deleting expired ones met on the way (as Redis does).
+
+        Each round either returns or deletes one expired key, so it ends.
+        Complexity: O(1) expected while most keys are live.
+        """
+        while self.data:
             got = self.sample(1)
-            if not got:
-                break
-            e = got[0]
+            if got:
+                e = got[0]
+            else:  # the draws kept hitting dead slots: take any key, in dict order
+                e = self.data[next(iter(self.data))]
             if 0 < e.exp < self.ks.now_ms:
                 self._expire_entry(e)
                 continue
             return e.key
-        # pathological: fall back to any key (O(1) via iteration start)
-        for key in self.data:
-            return key
         return None
 
+    def scan(self, cursor: int, count: int) -> tuple:
+        """One SCAN step: ``(next_cursor, entries)`` with about ``count`` live entries.
+
+        Entries may be logically expired (the caller filters them).  ``next_cursor`` is 0
+        when the walk is complete.  See "SCAN cursors" in the module docstring.
+        Complexity: O(count) amortised, at most ``count * SCAN_SLOTS_PER_KEY`` slots.
+        """
+        pos = self._scan_position(cursor)
+        alist = self.alist
+        stop = max(0, pos - count * SCAN_SLOTS_PER_KEY)
+        out = []
+        while pos > stop and len(out) < count:
+            lo = max(stop, pos - (count - len(out)))
+            out += [e for e in alist[lo:pos] if e.value is not None]
+            pos = lo
+        if pos <= 0:
+            return 0, out
+        return (pos << SCAN_GEN_BITS) | (self.agen & SCAN_GEN_MASK), out
+
+    def _scan_position(self, cursor: int) -> int:
+        """The alist position a cursor stands for now, carried over compactions."""
+        n = len(self.alist)
+        if cursor == 0:
+            return n
+        pos = cursor >> SCAN_GEN_BITS
+        remaps = self.aremap
+        behind = (self.agen - cursor) & SCAN_GEN_MASK
+        if behind > len(remaps):
+            return n  # older than the recorded history (or foreign): restart, skip nothing
+        for j in range(len(remaps) - behind, len(remaps)):
+            step, ckpt, new_len = remaps[j]
+            i = -(-pos // step)
+            pos = ckpt[i] if i < len(ckpt) else new_len
+        return min(pos, n)
+
     def _compact_alist(self) -> None:
-        self.alist = [e for e in self.alist if e.value is not None]
+        """Drop dead slots, recording the position checkpoints SCAN cursors need."""
+        old = self.alist
+        alive = [e.value is not None for e in old]
+        self.alist = list(compress(old, alive))
         self.adead = 0
+        n = len(old)
+        step = max(SCAN_REMAP_MIN_STEP, -(-n // SCAN_REMAP_POINTS))
+        ckpt = array("q", accumulate((sum(alive[i:i + step]) for i in range(0, n, step)),
+                                     initial=0))
+        self._new_generation((step, ckpt, len(self.alist)))
+
+    def _new_generation(self, remap: tuple) -> None:
+        self.aremap.append(remap)
+        self.agen += 1
 
     def _compact_vlist(self) -> None:
         keep = []
@@ -329,11 +449,14 @@ class Database:
         self.data = {}
         self.alist, self.adead = [], 0
         self.vlist, self.vdead, self.volatile = [], 0, 0
+        self.expires_cursor = 0
+        self._new_generation(_CLEARED_REMAP)
         return n
 
     def swap_contents(self, other: "Database") -> None:
         """SWAPDB: exchange every key and index with another database.  O(1)."""
-        for name in ("data", "alist", "adead", "vlist", "vdead", "volatile", "expires_cursor"):
+        for name in ("data", "alist", "adead", "vlist", "vdead", "volatile", "expires_cursor",
+                     "agen", "aremap"):
             a, b = getattr(self, name), getattr(other, name)
             setattr(self, name, b)
             setattr(other, name, a)
@@ -346,10 +469,19 @@ class Database:
         for e in live_a:
             assert self.data[e.key] is e
             assert 0 <= e.lfu <= 255
+        assert {id(e) for e in live_a} == {id(e) for e in self.data.values()}
         vol = [e for e in self.vlist if e.value is not None and e.exp > 0]
         assert len(vol) == self.volatile == sum(1 for e in self.data.values() if e.exp > 0)
         assert len(self.vlist) - len(vol) == self.vdead
-        assert len({id(e) for e in self.vlist}) == len(self.vlist)
+        in_vlist = {id(e) for e in self.vlist}
+        assert len(in_vlist) == len(self.vlist)
+        for e in self.data.values():
+            assert e.exp > 0 or e.exp in (0, EXP_PERSISTED)
+            assert (id(e) in in_vlist) == (e.exp != 0)
+        assert len(self.aremap) <= SCAN_REMAP_HISTORY
+        for step, ckpt, new_len in self.aremap:
+            assert step > 0 and all(a <= b for a, b in zip(ckpt, ckpt[1:]))
+            assert ckpt[-1] <= new_len
 
 
 class Keyspace:
@@ -367,9 +499,13 @@ class Keyspace:
         self.evicted_keys = 0
         self.expired_stale_perc = 0.0
         self.expired_time_cap_reached_count = 0
+        self.expire_next_db = 0       # where the next active expire cycle starts
         # Policy hooks, set by the eviction layer: LFU touch on every access when on.
         self.lfu_on = False
         self.lfu_touch = _no_lfu_touch
+        # Read-miss hook of an AHE controller that wants the miss stream (eviction/ahe.py),
+        # called only on lookup_read's miss branches; None = off.
+        self.miss_hook = None
         # WATCH: (db id, key) -> set of watching clients; empty dict = nothing to do.
         self.watched: dict = {}
         self.dbs = [Database(i, self) for i in range(databases)]

@@ -5,15 +5,32 @@ every change (``keyspace.py``).  The constants are CPython 3.11's object sizes o
 Linux, so the model follows the process's real growth (checked against RSS by
 ``bench/eviction_cost.py`` and ``tests/ferrumkv/test_memory.py``):
 
-    string key            Entry (72) + dict slot (~50) + alist slot (8)
-                          + key bytes (33 + len) + value bytes (33 + len)
-    TTL                   vlist slot (8) + deadline int (32)
+    string key            Entry (80 as allocated) + keyspace dict slot (~42)
+                          + alist slot (~9) + key bytes (33 + 8 rounding + len)
+                          + value bytes (33 + 16 rounding / malloc header + len)
+    TTL                   vlist slot (8) + deadline int (32) + measured slack (24)
     list element          deque slot (8) + bytes object (33 + len)
     hash field            dict slot (~50) + field and value bytes (66 + lengths)
-    set member            set slot (~40) + bytes object (33 + len)
+    set member            set slot (~40) + bytes object (33 + len) + random-access
+                          index slot (8, SPOP / SRANDMEMBER, charged even before built)
     zset member           dict slot (~50) + SortedList slot and tuple (~100) + member bytes
 
 Containers keep the running total of their elements in ``value.mem`` so a delete is O(1).
+
+Strings and keys, calibrated against RSS (issue 3; ``docs/memory.md`` has the method).  RSS
+growth per key for 1M keys ``key:%012d`` (16 bytes) SET into a fresh server process through
+``redis-cli --pipe``, against this model:
+
+    value     RSS growth / key    model / key    model / RSS
+    10 B      243.2               247            1.02
+    1000 B    1258.6              1237           0.98
+    10 B + EX 313.5               311            0.99
+
+The model is linear in the lengths while CPython is not quite (16-byte pymalloc classes for
+objects up to 512 bytes, malloc's 8-byte header and 16-byte rounding above), so the
+per-string constant is the value that splits the error evenly between small and large
+values.  The keyspace dict's share swings between ~30 and ~60 bytes a key as it fills and
+doubles; 42 is its share at 1M keys, about the middle of that cycle.
 Complexity: every function here is O(1) except :func:`recount` (O(elements), tests only).
 """
 
@@ -25,13 +42,21 @@ ENTRY_OBJ = 72            # Entry with 5 slots
 DICT_SLOT = 50            # average per key of a dict (entry + index, at 2/3 load)
 LIST_SLOT = 8             # one pointer in a list / deque
 SET_SLOT = 40             # average per member of a set table
-KEY_OVERHEAD = ENTRY_OBJ + DICT_SLOT + LIST_SLOT + BYTES_OBJ
-STRING_OVERHEAD = BYTES_OBJ
-EXPIRE_COST = LIST_SLOT + INT_OBJ
+# ---- string and key constants (calibrated against RSS, see the docstring) ----
+ENTRY_ALLOC = 80          # Entry: 72 bytes with its GC header, in a 16-byte pymalloc class
+KEYSPACE_DICT_SLOT = 42   # keyspace dict bytes per key at 1M keys (8 MB index + 33.5 MB table)
+SAMPLE_LIST_SLOT = 9      # the alist pointer plus list over-allocation
+SMALL_ALLOC_SLACK = 8     # average pymalloc rounding of a small object (16-byte classes)
+STRING_ALLOC_SLACK = 16   # value bytes: rounding, or malloc's header + rounding above 512 B
+TTL_MEASURED_SLACK = 24   # extra RSS per TTL measured beyond the slot and the int (48-70 B)
+KEY_OVERHEAD = ENTRY_ALLOC + KEYSPACE_DICT_SLOT + SAMPLE_LIST_SLOT + BYTES_OBJ + \
+    SMALL_ALLOC_SLACK
+STRING_OVERHEAD = BYTES_OBJ + STRING_ALLOC_SLACK
+EXPIRE_COST = LIST_SLOT + INT_OBJ + TTL_MEASURED_SLACK
 CONTAINER_BASE = {"list": 640, "hash": 72, "set": 224, "zset": 400}
 LIST_ELEM_OVERHEAD = LIST_SLOT + BYTES_OBJ
 HASH_FIELD_OVERHEAD = DICT_SLOT + 2 * BYTES_OBJ
-SET_MEMBER_OVERHEAD = SET_SLOT + BYTES_OBJ
+SET_MEMBER_OVERHEAD = SET_SLOT + LIST_SLOT + BYTES_OBJ   # + index slot (commands/sets.py)
 ZSET_MEMBER_OVERHEAD = DICT_SLOT + 100 + BYTES_OBJ + 24   # + float object
 
 

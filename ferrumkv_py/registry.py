@@ -92,6 +92,8 @@ def command(name: str, arity: int, flags: str = "", first_key: int = 0, last_key
         else:
             top = COMMANDS[parent.lower().encode()]
             spec.name = "%s|%s" % (top.name, name.lower())
+            if group == "generic":  # a subcommand belongs to its container's group
+                spec.group = top.group
             top.subcommands[name.lower()] = spec
         return fn
 

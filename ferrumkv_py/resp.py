@@ -7,18 +7,16 @@ line (``PING\\r\\n``, what telnet users and redis-benchmark's PING_INLINE send).
 share one interface: ``feed(data)`` then ``get()`` until it returns ``NEED_MORE``; ``get()``
 returns the argument list (a list of ``bytes``) of the next complete command, and raises
 :class:`ProtocolError` carrying Redis's exact text when the bytes cannot be a command.
+Setting ``reader.unauth = True`` applies the limits Redis 7 puts on clients that still owe an
+AUTH (at most 10 arguments of at most 16 KiB each).
 
-* :class:`PyRequestReader` is the reference: a byte-exact port of Redis 7.0's
-  ``processInlineBuffer`` / ``processMultibulkBuffer`` rules, written with ``bytes.find`` and
-  offsets (no per-byte slicing).
+* :class:`PyRequestReader` is the reference: a port of Redis 7.0's ``processInlineBuffer`` /
+  ``processMultibulkBuffer`` rules, resumable like Redis's (a partial frame keeps its parsed
+  arguments, and a long bulk payload is collected as a list of chunks joined once), so a frame
+  costs O(its bytes) however it is split.
 * :class:`RequestReader` is what connections use: hiredis parses multibulk frames in C
   (about 4x less CPU per command than the Python reader, ``bench/server_bench.py`` GET -P 16),
-  and the Python reader takes over where hiredis is not Redis.  It tracks the chunks fed since
-  hiredis last held no partial frame; when hiredis waits on a partial frame those chunks are
-  checked by the Python reader, so an oversized ``*`` or ``$`` length is refused at once as
-  Redis does instead of waiting for 512 MB that will never come.  Any hiredis error, or a
-  frame that does not start with ``*`` (inline), hands the connection over to the Python reader
-  for good, resuming exactly after the frames hiredis already returned.
+  and the Python reader takes over where hiredis is not Redis.  See its docstring.
 
 Replies
 -------
@@ -35,6 +33,8 @@ Complexity: parsing and encoding are O(bytes) per command.
 
 from __future__ import annotations
 
+import re
+
 try:  # hiredis is a declared dependency; the pure reader keeps the server usable without it
     import hiredis
 except ImportError:  # pragma: no cover - exercised only where hiredis is missing
@@ -45,7 +45,10 @@ NEED_MORE = object()  # sentinel: the buffer holds no complete command yet
 PROTO_INLINE_MAX_SIZE = 64 * 1024          # bytes, Redis PROTO_INLINE_MAX_SIZE
 PROTO_MAX_BULK_LEN = 512 * 1024 * 1024     # bytes, default proto-max-bulk-len
 PROTO_MAX_MULTIBULK_LEN = 2147483647       # elements, INT_MAX as in Redis 7.0
-PY_VALIDATE_PENDING_MAX = 64 * 1024        # bytes of partial frame the hiredis path re-checks
+UNAUTH_MAX_MULTIBULK_LEN = 10              # elements a client may send before AUTH (Redis 7)
+UNAUTH_MAX_BULK_LEN = 16384                # bytes per argument before AUTH (Redis 7)
+HIREDIS_MAX_COUNT_DIGITS = 6               # '*' + this many digits: too big for hiredis
+LONG_STR_SIZE = 21                         # Redis string2ll refuses strings this long
 
 
 class ProtocolError(Exception):
@@ -63,20 +66,25 @@ class ProtocolError(Exception):
 
 _ESCAPES = {ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t", ord("b"): b"\b", ord("a"): b"\a"}
 _HEX = b"0123456789abcdefABCDEF"
-_SPACE = b" \n\r\t\v\f\x00"
+_ISSPACE = b" \n\r\t\v\f"      # C isspace(): skipped between arguments, needed after a quote
+_TOKEN_END = b" \n\r\t"        # ends an unquoted argument (\v and \f do not)
 
 
 def split_inline(line: bytes) -> list[bytes] | None:
-    """Split an inline command line like redis-cli/Redis ``sdssplitargs``.
+    """Split an inline command line exactly as Redis ``sdssplitargs``.
 
     Double quotes understand ``\\xHH`` and ``\\n \\r \\t \\b \\a`` escapes, single quotes
-    only ``\\'``.  A closing quote must be followed by a space or the end of the line.
-    Returns None on unbalanced quotes.  Complexity: O(len(line)).
+    only ``\\'``.  A closing quote must be followed by whitespace or the end of the line.  The
+    line is a C string to Redis, so a NUL byte ends it.  Returns None on unbalanced quotes.
+    Complexity: O(len(line)).
     """
+    nul = line.find(b"\x00")
+    if nul >= 0:
+        line = line[:nul]
     args: list[bytes] = []
     i, n = 0, len(line)
     while True:
-        while i < n and line[i] in _SPACE:
+        while i < n and line[i] in _ISSPACE:
             i += 1
         if i >= n:
             return args
@@ -89,7 +97,7 @@ def split_inline(line: bytes) -> list[bytes] | None:
                 break
             c = line[i]
             if inq:
-                if (c == 0x5C and i + 3 < n and line[i + 1] == ord("x")
+                if (c == 0x5C and i + 3 < n and line[i + 1] == 0x78
                         and line[i + 2] in _HEX and line[i + 3] in _HEX):
                     cur.append(int(line[i + 2:i + 4], 16))
                     i += 3
@@ -97,9 +105,8 @@ def split_inline(line: bytes) -> list[bytes] | None:
                     i += 1
                     cur += _ESCAPES.get(line[i], bytes((line[i],)))
                 elif c == 0x22:
-                    if i + 1 < n and line[i + 1] not in _SPACE:
+                    if i + 1 < n and line[i + 1] not in _ISSPACE:
                         return None
-                    inq = False
                     i += 1
                     break
                 else:
@@ -109,75 +116,102 @@ def split_inline(line: bytes) -> list[bytes] | None:
                     i += 1
                     cur.append(0x27)
                 elif c == 0x27:
-                    if i + 1 < n and line[i + 1] not in _SPACE:
+                    if i + 1 < n and line[i + 1] not in _ISSPACE:
                         return None
-                    insq = False
                     i += 1
                     break
                 else:
                     cur.append(c)
+            elif c in _TOKEN_END:
+                break
+            elif c == 0x22:
+                inq = True
+            elif c == 0x27:
+                insq = True
             else:
-                if c in _SPACE:
-                    break
-                if c == 0x22:
-                    inq = True
-                elif c == 0x27:
-                    insq = True
-                else:
-                    cur.append(c)
+                cur.append(c)
             i += 1
         args.append(bytes(cur))
 
 
 def _parse_ll(b: bytes) -> int | None:
-    """Redis string2ll: optional '-', digits, no leading '+', spaces or zeros ("0" alone ok)."""
-    if not b or len(b) > 20:
+    """Redis string2ll: optional '-', digits, no '+', spaces or leading zeros, 64-bit range."""
+    if not b or len(b) >= LONG_STR_SIZE:
         return None
     s = b[1:] if b[:1] == b"-" else b
-    if not s.isdigit() or (s[:1] == b"0" and len(s) > 1) or (s == b"0" and b[:1] == b"-"):
+    if not s.isdigit() or s[:1] == b"0" and (len(s) > 1 or len(b) > 1):
         return None
-    return int(b)
+    v = int(b)
+    return v if -(1 << 63) <= v < (1 << 63) else None
 
 
 class PyRequestReader:
     """Pure-Python request reader with Redis 7.0's exact rules and error texts.
 
-    Complexity: O(bytes) per command; a partial frame is re-examined from its start when more
-    bytes arrive, so headers are parsed at most once per feed.
+    State between calls, as Redis keeps in its client struct: ``_left`` arguments still owed
+    by the current multibulk frame, ``_argv`` those already read, and ``_need``, the number of
+    bytes (counted from ``pos``) a waiting bulk payload needs; until that many have arrived,
+    :meth:`feed` only appends to ``_chunks`` instead of copying the buffer.
+
+    Complexity: O(bytes) per command, however the bytes are split into reads.
     """
 
-    __slots__ = ("buf", "pos", "max_bulk_len")
+    __slots__ = ("buf", "pos", "max_bulk_len", "unauth", "_left", "_argv", "_chunks",
+                 "_chunks_len", "_need")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN):
         self.buf = b""
         self.pos = 0
         self.max_bulk_len = max_bulk_len
+        self.unauth = False
+        self._left = 0
+        self._argv: list = []
+        self._chunks: list = []
+        self._chunks_len = 0
+        self._need = 0
 
     def feed(self, data: bytes) -> None:
-        if self.pos:
-            self.buf = self.buf[self.pos:] + data
-            self.pos = 0
-        else:
-            self.buf = self.buf + data if self.buf else bytes(data)
+        have = len(self.buf) - self.pos + self._chunks_len + len(data)
+        if have < self._need:
+            self._chunks.append(data)
+            self._chunks_len += len(data)
+            return
+        parts = [self.buf[self.pos:]] if self.pos < len(self.buf) else []
+        if self._chunks:
+            parts += self._chunks
+            self._chunks, self._chunks_len = [], 0
+        parts.append(data)
+        self.buf = b"".join(parts) if len(parts) > 1 else bytes(parts[0])
+        self.pos = 0
+        self._need = 0
 
     def pending(self) -> int:
-        return len(self.buf) - self.pos
+        """Bytes received and not yet returned as commands."""
+        return len(self.buf) - self.pos + self._chunks_len
+
+    def at_boundary(self) -> bool:
+        """True when no partial command is buffered."""
+        return self._left == 0 and self.pos >= len(self.buf) and not self._chunks
 
     def get(self):
         while True:
-            buf, pos = self.buf, self.pos
-            if pos >= len(buf):
+            if self._left == 0:
+                buf, pos = self.buf, self.pos
+                if pos >= len(buf) or self._need:
+                    return NEED_MORE
+                if buf[pos] != 0x2A:  # not '*': an inline command
+                    argv = self._inline(buf, pos)
+                    if argv is NEED_MORE or argv:
+                        return argv
+                    continue  # empty line: nothing to run
+                if not self._multibulk_header(buf, pos):
+                    return NEED_MORE
+                if self._left == 0:
+                    continue  # *0 or a negative count: nothing to run
+            if not self._bulks():
                 return NEED_MORE
-            if buf[pos] == 0x2A:  # '*'
-                res = self._multibulk(buf, pos)
-            else:
-                res = self._inline(buf, pos)
-            if res is NEED_MORE:
-                return NEED_MORE
-            argv, self.pos = res
-            if argv:
-                return argv
-            # empty inline line or *0 / *-1: nothing to run, keep going
+            argv, self._argv = self._argv, []
+            return argv
 
     def _inline(self, buf: bytes, pos: int):
         nl = buf.find(b"\n", pos)
@@ -189,133 +223,193 @@ class PyRequestReader:
         argv = split_inline(buf[pos:end])
         if argv is None:
             raise ProtocolError("unbalanced quotes in request")
-        return argv, nl + 1
+        self.pos = nl + 1
+        return argv
 
-    def _multibulk(self, buf: bytes, pos: int):
+    def _multibulk_header(self, buf: bytes, pos: int) -> bool:
         cr = buf.find(b"\r", pos)
         if cr < 0 or cr + 1 >= len(buf):
             if len(buf) - pos > PROTO_INLINE_MAX_SIZE:
                 raise ProtocolError("too big mbulk count string")
-            return NEED_MORE
+            return False
         count = _parse_ll(buf[pos + 1:cr])
         if count is None or count > PROTO_MAX_MULTIBULK_LEN:
             raise ProtocolError("invalid multibulk length")
-        p = cr + 2
-        if count <= 0:
-            return [], p
-        argv = []
-        n = len(buf)
-        for _ in range(count):
-            cr = buf.find(b"\r", p)
-            if cr < 0 or cr + 1 >= n:
-                if n - p > PROTO_INLINE_MAX_SIZE:
-                    raise ProtocolError("too big bulk count string")
-                return NEED_MORE
-            if buf[p] != 0x24:  # '$'
-                raise ProtocolError("expected '$', got '%s'" % chr(buf[p]))
-            blen = _parse_ll(buf[p + 1:cr])
-            if blen is None or blen < 0 or blen > self.max_bulk_len:
-                raise ProtocolError("invalid bulk length")
-            start = cr + 2
-            if start + blen + 2 > n:
-                return NEED_MORE
-            argv.append(buf[start:start + blen])
-            p = start + blen + 2
-        return argv, p
+        if count > UNAUTH_MAX_MULTIBULK_LEN and self.unauth:
+            raise ProtocolError("unauthenticated multibulk length")
+        self.pos = cr + 2
+        self._left = max(count, 0)
+        return True
+
+    def _bulks(self) -> bool:
+        """Read the owed ``$len`` arguments; False (state saved) when bytes are missing."""
+        buf, p, n = self.buf, self.pos, len(self.buf)
+        argv, left = self._argv, self._left
+        max_len = UNAUTH_MAX_BULK_LEN if self.unauth else self.max_bulk_len
+        try:
+            while left:
+                cr = buf.find(b"\r", p)
+                if cr < 0 or cr + 1 >= n:
+                    if n - p > PROTO_INLINE_MAX_SIZE:
+                        raise ProtocolError("too big bulk count string")
+                    return False
+                if buf[p] != 0x24:  # '$'
+                    raise ProtocolError("expected '$', got '%s'" % chr(buf[p]))
+                blen = _parse_ll(buf[p + 1:cr])
+                if blen is None or blen < 0 or blen > max_len:
+                    if self.unauth and blen is not None and 0 <= blen <= self.max_bulk_len:
+                        raise ProtocolError("unauthenticated bulk length")
+                    raise ProtocolError("invalid bulk length")
+                start = cr + 2
+                end = start + blen
+                if end + 2 > n:
+                    self._need = end + 2 - p
+                    return False
+                argv.append(buf[start:end])
+                p = end + 2
+                left -= 1
+            return True
+        finally:
+            self.pos, self._left = p, left
+
+
+_BIG_COUNT = re.compile(rb"\*\d{%d}" % HIREDIS_MAX_COUNT_DIGITS)
 
 
 class RequestReader:
     """The connection's reader: hiredis for multibulk frames, the Python reader otherwise.
 
-    Boundary tracking: hiredis does not say where its last frame ended, so the reader adds up
-    the canonical wire size of every frame it returns (``*N``, ``$len`` headers, payloads).
-    When hiredis wants more bytes and that sum equals the bytes fed, the stream sits on a frame
-    boundary and the saved chunks are dropped; otherwise a partial (or non-canonical) frame is
-    pending and, when small, the Python reader checks it so a bad length fails at once.
+    hiredis is not Redis in three ways, and each is handled by the Python reader:
+
+    * it reads only RESP it knows: an inline command, a nested array, a ``$-1`` argument or
+      a bad length is a hiredis error (or an odd frame); the Python reader then re-reads the
+      stream from the last frame boundary and answers as Redis would;
+    * it allocates a ``*N`` frame's list up front, so ``*2000000000`` would cost 16 GB: a
+      read holding ``*`` and 6+ digits goes to the Python reader (a payload that merely
+      contains such text costs only the slower path until the next frame boundary);
+    * it waits for a 600 MB bulk that Redis refuses at once: while a frame is partial, a
+      *shadow* Python reader is fed the same bytes and raises what Redis would raise.
+
+    Boundary tracking: hiredis does not say where a frame ended, so the reader adds up the
+    canonical wire size of every frame it returns (``*N``, ``$len`` headers, payloads; the
+    frames hiredis accepts are canonical).  The bytes kept in ``_pending`` start at an
+    *anchor*, a known frame boundary.  When hiredis wants more bytes, the stream is either on
+    a boundary (sum == bytes fed: drop everything) or inside a frame: the anchor moves to
+    that frame's start and the shadow reader is built from it, then fed each new read until
+    hiredis completes the frame.  Each byte is copied O(1) times.  The Python reader hands
+    back to hiredis at the first boundary, so one inline command does not slow a
+    connection down for good.
     Complexity: O(bytes) in C plus O(arguments) in Python per command.
     """
 
-    __slots__ = ("_hr", "_py", "_pending", "_done", "_fed", "_used", "max_bulk_len")
+    __slots__ = ("_hr", "_py", "_pending", "_done", "_fed", "_used", "_shadow", "_tail",
+                 "max_bulk_len", "unauth", "_use_hiredis")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, use_hiredis: bool = True):
         self.max_bulk_len = max_bulk_len
+        self.unauth = False
+        self._use_hiredis = use_hiredis and hiredis is not None
         self._py = None
-        self._hr = hiredis.Reader() if (use_hiredis and hiredis is not None) else None
-        if self._hr is None:
+        self._hr = None
+        if self._use_hiredis:
+            self._to_hiredis()
+        else:
             self._py = PyRequestReader(max_bulk_len)
-        self._pending: list[bytes] = []  # chunks fed since the last known frame boundary
+
+    def _to_hiredis(self) -> None:
+        self._py = None
+        self._hr = hiredis.Reader()
+        self._pending: list[bytes] = []  # chunks fed since the anchor (a frame boundary)
         self._fed = 0                    # bytes in those chunks
-        self._used = 0                   # canonical bytes of the frames returned from them
+        self._used = 0                   # canonical bytes of the frames returned since
         self._done = 0                   # number of those frames
+        self._shadow = None              # Python reader over the partial frame, if any
+        self._tail = b""                 # last bytes fed, to spot a '*' count split by reads
 
     def feed(self, data: bytes) -> None:
         if self._py is not None:
             self._py.feed(data)
             return
-        if not self._pending and data[:1] != b"*":
+        if (not self._pending and data[:1] != b"*") or _BIG_COUNT.search(data) or (
+                self._pending and _BIG_COUNT.search(
+                    self._tail + data[:HIREDIS_MAX_COUNT_DIGITS + 1])):
             self._switch_to_python(data)
             return
+        self._tail = (self._tail + data)[-(HIREDIS_MAX_COUNT_DIGITS + 1):]
         self._pending.append(data)
         self._fed += len(data)
         self._hr.feed(data)
+        if self._shadow is not None:
+            self._shadow.feed(data)
 
     def get(self):
         py = self._py
         if py is not None:
-            return py.get()
-        hr = self._hr
-        while True:
-            try:
-                frame = hr.gets()
-            except hiredis.ProtocolError:
+            py.unauth = self.unauth
+            py.max_bulk_len = self.max_bulk_len
+            argv = py.get()
+            if argv is NEED_MORE and self._use_hiredis and not self.unauth and py.at_boundary():
+                self._to_hiredis()
+            return argv
+        if self.unauth:
+            self._switch_to_python(b"")
+            return self.get()
+        try:
+            frame = self._hr.gets()
+        except hiredis.ProtocolError:
+            self._switch_to_python(b"")
+            return self.get()
+        if frame is False:
+            if self._fed == self._used:
+                self._pending.clear()
+                self._fed = self._used = self._done = 0
+                self._shadow = None
+                self._tail = b""
+            else:
+                self._check_partial()
+            return NEED_MORE
+        if frame.__class__ is not list or not frame:
+            # *0, *-1 or a bare '+', ':' or '$' frame: let Redis's rules judge it
+            self._switch_to_python(b"")
+            return self.get()
+        size = 3 + len(str(len(frame)))
+        for a in frame:
+            if a.__class__ is not bytes:  # '$-1', ':1' or nested '*': Redis refuses it
                 self._switch_to_python(b"")
-                return self._py.get()
-            if frame is False:
-                if self._used == self._fed:
-                    self._pending.clear()
-                    self._fed = self._used = self._done = 0
-                elif self._fed - self._used <= PY_VALIDATE_PENDING_MAX:
-                    self._validate_partial()
-                return NEED_MORE
-            if frame.__class__ is list and frame:
-                size = 3 + len(str(len(frame)))
-                for a in frame:
-                    if a.__class__ is not bytes:  # ':1' or nested '*': Redis refuses it
-                        self._switch_to_python(b"")
-                        return self._py.get()
-                    n = len(a)
-                    size += n + (6 if n < 10 else 7 if n < 100 else 5 + len(str(n)))
-                self._used += size
-                self._done += 1
-                return frame
-            if frame is None:  # *-1
-                self._used += 5
-            elif frame == []:  # *0
-                self._used += 4
-            else:  # a bare '+', ':' or '$' frame: not a command, let Redis's rules judge it
-                self._switch_to_python(b"")
-                return self._py.get()
-            self._done += 1
+                return self.get()
+            n = len(a)
+            size += n + (6 if n < 10 else 7 if n < 100 else 5 + len(str(n)))
+        self._used += size
+        self._done += 1
+        return frame
 
-    def _skip_done(self, py: PyRequestReader) -> None:
-        for _ in range(self._done):
-            py.pos = py._multibulk(py.buf, py.pos)[1]
+    def _check_partial(self) -> None:
+        """Judge the partial frame by Redis's rules (raises ProtocolError like Redis)."""
+        if self._shadow is None or self._done:
+            # anchor at the partial frame's start; build the shadow from its bytes
+            joined = b"".join(self._pending)
+            partial = joined[self._used:]
+            self._pending = [partial]
+            self._fed, self._used, self._done = len(partial), 0, 0
+            self._shadow = PyRequestReader(self.max_bulk_len)
+            self._shadow.feed(partial)
+        self._shadow.max_bulk_len = self.max_bulk_len
+        while self._shadow.get() is not NEED_MORE:
+            pass
 
-    def _switch_to_python(self, extra: bytes) -> None:
-        """Hand the rest of the stream to the Python reader, skipping frames already served."""
+    def _replay(self, extra: bytes) -> PyRequestReader:
+        """A Python reader over the bytes since the anchor, past the frames served."""
         py = PyRequestReader(self.max_bulk_len)
         py.feed(b"".join(self._pending) + extra)
-        self._skip_done(py)
-        self._py, self._hr = py, None
-        self._pending = []
+        for _ in range(self._done):
+            py.get()
+        return py
 
-    def _validate_partial(self) -> None:
-        """Run the Python rules over the partial frame so bad lengths fail fast."""
-        py = PyRequestReader(self.max_bulk_len)
-        py.feed(b"".join(self._pending))
-        self._skip_done(py)
-        while py.get() is not NEED_MORE:
-            pass
+    def _switch_to_python(self, extra: bytes) -> None:
+        """Hand the rest of the stream to the Python reader (until the next boundary)."""
+        self._py, self._hr = self._replay(extra), None
+        self._pending = []
+        self._shadow = None
 
 
 # ---- replies ----
@@ -386,8 +480,11 @@ def _encode_into(out: list, r, proto: int) -> None:
         out.append(b"+%b\r\n" % r)
     elif t is list or t is tuple:
         out.append(b"*%d\r\n" % len(r))
-        for x in r:
-            _encode_into(out, x, proto)
+        for x in r:  # bulk strings inline: a 600-bulk LRANGE reply 800 -> 370 us (timeit)
+            if x.__class__ is bytes:
+                out.append(b"$%d\r\n%b\r\n" % (len(x), x))
+            else:
+                _encode_into(out, x, proto)
     elif t is bool:
         if proto == 3:
             out.append(b"#t\r\n" if r else b"#f\r\n")
@@ -414,7 +511,7 @@ def _encode_into(out: list, r, proto: int) -> None:
         else:
             out.append(b"$%d\r\n%b\r\n" % (len(r), r))
     elif t is ErrorReply:
-        out.append(b"-%b\r\n" % r.text.encode())
+        out.append(b"-%b\r\n" % r.text.encode("utf-8", "surrogateescape"))
     elif r is NULL_ARRAY:
         out.append(b"_\r\n" if proto == 3 else b"*-1\r\n")
     elif t is bytearray or t is memoryview:
@@ -428,4 +525,5 @@ def _encode_into(out: list, r, proto: int) -> None:
 
 def encode_error(text: str) -> bytes:
     """``-<text>\\r\\n`` with CR/LF replaced by spaces, as Redis addReplyError does."""
-    return b"-" + text.replace("\r", " ").replace("\n", " ").encode() + b"\r\n"
+    data = text.replace("\r", " ").replace("\n", " ").encode("utf-8", "surrogateescape")
+    return b"-" + data + b"\r\n"

@@ -23,6 +23,8 @@ from .keyspace import Keyspace
 log = logging.getLogger("ferrumkv")
 
 ACTIVE_EXPIRE_SLOW_TIME_PERC = 25   # % of CPU the slow expire cycle may use (effort 1)
+STATS_METRIC_SAMPLES = 16           # ops/s samples averaged for instantaneous_ops_per_sec
+STATS_SAMPLE_PERIOD_MS = 100        # one sample per 100 ms of cron, as Redis
 
 _LOGLEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.WARNING - 5,
               "warning": logging.WARNING}
@@ -45,6 +47,27 @@ class Stats:
         self.total_error_replies = 0
         self.net_input_bytes = 0
         self.net_output_bytes = 0
+        self.ops_samples = [0] * STATS_METRIC_SAMPLES  # ops/s seen at the last cron ticks
+        self.ops_sample_idx = 0
+        self.last_sample_ms = 0
+        self.last_sample_cmds = 0
+
+    def sample_ops(self, now_ms: int) -> None:
+        """Record the command rate since the previous sample (Redis trackInstantaneousMetric).
+
+        Complexity: O(1).
+        """
+        elapsed_ms = now_ms - self.last_sample_ms
+        if self.last_sample_ms and elapsed_ms > 0:
+            ops = (self.total_commands - self.last_sample_cmds) * 1000 // elapsed_ms
+            self.ops_samples[self.ops_sample_idx] = ops
+            self.ops_sample_idx = (self.ops_sample_idx + 1) % STATS_METRIC_SAMPLES
+        self.last_sample_ms = now_ms
+        self.last_sample_cmds = self.total_commands
+
+    def instantaneous_ops(self) -> int:
+        """The mean of the recent samples, as INFO instantaneous_ops_per_sec."""
+        return sum(self.ops_samples) // STATS_METRIC_SAMPLES
 
     def count_call(self, spec, ns: int, failed: bool = False) -> None:
         st = self.cmd.get(spec)
@@ -90,14 +113,21 @@ class Server:
         self.shutdown_requested = False
         from .eviction import Evictor
         self.evictor = Evictor(self)
+        from .shadow import install as install_shadow
+        install_shadow(self)
         self.config.on_change("requirepass", self._set_requirepass)
         self.config.on_change("maxmemory", self._set_maxmemory)
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
+        self.config.on_change("proto-max-bulk-len", self._set_max_bulk_len, call_now=False)
 
     # ---- config listeners ----
 
     def _set_requirepass(self, value: str) -> None:
         self.requirepass = value
+
+    def _set_max_bulk_len(self, value: int) -> None:
+        for c in self.clients.values():
+            c.reader.max_bulk_len = value
 
     def _set_maxmemory(self, value: int) -> None:
         self.maxmemory = value
@@ -113,10 +143,11 @@ class Server:
         return self._next_id
 
     def add_client(self, client) -> bool:
-        self.stats.total_connections += 1
+        """Register a new connection; False (refused) beyond maxclients, as Redis counts."""
         if len(self.clients) >= self.config["maxclients"]:
             self.stats.rejected_connections += 1
             return False
+        self.stats.total_connections += 1
         self.clients[client.id] = client
         return True
 
@@ -139,6 +170,7 @@ class Server:
             if port == 0:
                 port = srv.sockets[0].getsockname()[1]
         self.port = port
+        self.config.values["port"] = port  # CONFIG GET port shows the real one (port 0)
         self._cron_task = loop.create_task(self._cron())
         log.log(logging.WARNING - 5, "Ready to accept connections tcp on %s port %d",
                 " ".join(hosts), port)
@@ -146,12 +178,12 @@ class Server:
     async def serve_forever(self) -> None:
         await self._stopped
 
-    def request_shutdown(self) -> None:
+    def request_shutdown(self, reason: str = "User requested shutdown...") -> None:
         """SIGTERM / SIGINT / SHUTDOWN: stop accepting, close clients, end serve_forever."""
         if self.shutdown_requested:
             return
         self.shutdown_requested = True
-        log.warning("Received shutdown request, exiting now.")
+        log.warning(reason)
         for srv in self.listeners:
             srv.close()
         for c in list(self.clients.values()):
@@ -178,6 +210,8 @@ class Server:
         self.now_mono = time.monotonic()
         ks = self.ks
         ks.refresh_time()
+        if ks.now_ms - self.stats.last_sample_ms >= STATS_SAMPLE_PERIOD_MS:
+            self.stats.sample_ops(ks.now_ms)
         effort = self.config["active-expire-effort"]
         budget_us = (ACTIVE_EXPIRE_SLOW_TIME_PERC + 2 * (effort - 1)) * 1_000_000 \
             // self.config["hz"] // 100
@@ -200,21 +234,22 @@ def run(config: Config) -> int:
     _setup_logging(config)
     try:
         import uvloop
-        uvloop.install() if hasattr(uvloop, "install") else None
-    except ImportError:  # pragma: no cover
-        pass
+        runner = uvloop.run
+    except ImportError:  # pragma: no cover - uvloop is a declared dependency
+        runner = asyncio.run
     server = Server(config)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, server.request_shutdown)
+            loop.add_signal_handler(sig, server.request_shutdown,
+                                    "Received %s scheduling shutdown..." % sig.name)
         await server.start()
         await server.serve_forever()
         await asyncio.sleep(0)  # let transports flush and close
 
     try:
-        asyncio.run(main())
+        runner(main())
     except OSError as e:
         log.error("Could not start the server: %s", e)
         return 1

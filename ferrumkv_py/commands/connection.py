@@ -13,7 +13,7 @@ from .util import parse_int
 REDIS_VERSION = b"7.0.15"
 
 
-@command("ping", -1, "fast stale", group="connection")
+@command("ping", -1, "fast", group="connection")
 def ping(c, argv):
     """PING [message]
     Returns PONG, or the message."""
@@ -22,14 +22,14 @@ def ping(c, argv):
     return PONG if len(argv) == 1 else argv[1]
 
 
-@command("echo", 2, "fast stale", group="connection")
+@command("echo", 2, "fast loading stale", group="connection")
 def echo(c, argv):
     """ECHO message
     Returns the given string."""
     return argv[1]
 
 
-@command("quit", -1, "noauth fast stale", group="connection")
+@command("quit", -1, "noauth allow_busy fast loading noscript stale", group="connection")
 def quit_(c, argv):
     """QUIT
     Closes the connection after the reply."""
@@ -37,12 +37,12 @@ def quit_(c, argv):
     return OK
 
 
-@command("reset", 1, "noauth fast stale", group="connection")
+@command("reset", 1, "noauth allow_busy fast loading noscript stale", group="connection")
 def reset(c, argv):
     """RESET
     Resets the connection: leaves MULTI, unwatches, selects db 0, RESP2, no name."""
     c.multi = None
-    c.multi_error = False
+    c.multi_error = c.multi_denyoom = False
     c.unwatch_all()
     c.db = c.ks.dbs[0]
     c.proto = 2
@@ -63,12 +63,14 @@ def select(c, argv):
 
 
 def _check_password(c, user: bytes, password: bytes) -> None:
+    """The only user is ``default``: any password when requirepass is unset (Redis's
+    ``nopass``), else exactly requirepass."""
     pw = c.server.requirepass
-    if user != b"default" or not pw or password.decode("utf-8", "surrogateescape") != pw:
+    if user != b"default" or (pw and password.decode("utf-8", "surrogateescape") != pw):
         raise CommandError(errors.WRONGPASS)
 
 
-@command("auth", -2, "noauth fast stale no_multi", group="connection")
+@command("auth", -2, "noauth allow_busy fast loading noscript stale", group="connection")
 def auth(c, argv):
     """AUTH [username] password
     Authenticates the connection."""
@@ -82,7 +84,7 @@ def auth(c, argv):
     return OK
 
 
-@command("hello", -1, "noauth fast stale no_multi", group="connection")
+@command("hello", -1, "noauth allow_busy fast loading noscript stale", group="connection")
 def hello(c, argv):
     """HELLO [protover [AUTH username password] [SETNAME clientname]]
     Handshakes: switches RESP version, authenticates, names the connection."""
@@ -108,15 +110,12 @@ def hello(c, argv):
             i += 2
         else:
             raise CommandError("Syntax error in HELLO option '%s'"
-                               % argv[i].decode("utf-8", "replace"))
+                               % argv[i].decode("utf-8", "surrogateescape"))
     if user is not None:
         _check_password(c, user, pw)
         c.authenticated = True
     if not c.authenticated:
-        raise CommandError("NOAUTH HELLO must be called with the client already authenticated, "
-                           "otherwise the HELLO <proto> AUTH <user> <pass> option can be used "
-                           "to authenticate the client and select the RESP protocol version "
-                           "at the same time")
+        raise CommandError(errors.HELLO_NOAUTH)
     if name is not None:
         _validate_name(name)
         c.name = name
@@ -132,7 +131,7 @@ def hello(c, argv):
 def client(c, argv):
     """CLIENT subcommand [arguments ...]
     Connection introspection and control."""
-    raise CommandError(errors.UNKNOWN_SUBCOMMAND % (argv[1].decode(), "CLIENT"))
+    raise CommandError(errors.UNKNOWN_SUBCOMMAND % (argv[1].decode("utf-8", "surrogateescape"), "CLIENT"))
 
 
 def _validate_name(name: bytes) -> None:
@@ -169,10 +168,10 @@ def client_setinfo(c, argv):
     Records the client library's name or version (shown by CLIENT LIST)."""
     attr = argv[2].lower()
     if attr not in (b"lib-name", b"lib-ver"):
-        raise CommandError("Unrecognized option '%s'" % argv[2].decode("utf-8", "replace"))
+        raise CommandError("Unrecognized option '%s'" % argv[2].decode("utf-8", "surrogateescape"))
     if any(b < 0x21 or b > 0x7E for b in argv[3]):
         raise CommandError("%s cannot contain spaces, newlines or special characters."
-                           % argv[2].decode().upper())
+                           % argv[2].decode("utf-8", "surrogateescape").upper())
     if attr == b"lib-name":
         c.lib_name = argv[3]
     else:
@@ -187,10 +186,10 @@ def client_line(c, now: float) -> str:
             "ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 "
             "omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s "
             "lib-ver=%s" % (
-                c.id, c.addr, c.laddr, c.fd, c.name.decode("utf-8", "replace"),
+                c.id, c.addr, c.laddr, c.fd, c.name.decode("utf-8", "surrogateescape"),
                 int(now - c.created), int(now - c.last_interaction), flags, c.db.id,
                 len(c.multi) if c.multi is not None else -1, c.last_cmd, c.proto,
-                c.lib_name.decode("utf-8", "replace"), c.lib_ver.decode("utf-8", "replace")))
+                c.lib_name.decode("utf-8", "surrogateescape"), c.lib_ver.decode("utf-8", "surrogateescape")))
 
 
 @command("list", -2, "admin noscript loading stale", parent="client")
@@ -203,7 +202,7 @@ def client_list(c, argv):
         if opt == b"type" and len(argv) == 4:
             kind = argv[3].lower()
             if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                raise CommandError("Unknown client type '%s'" % argv[3].decode())
+                raise CommandError("Unknown client type '%s'" % argv[3].decode("utf-8", "surrogateescape"))
             if kind != b"normal":
                 clients = []
         elif opt == b"id" and len(argv) >= 4:
@@ -233,10 +232,10 @@ def client_kill(c, argv):
     Closes connections."""
     clients = list(c.server.clients.values())
     if len(argv) == 3:  # old form: CLIENT KILL addr
-        addr = argv[2].decode("utf-8", "replace")
+        addr = argv[2].decode("utf-8", "surrogateescape")
         for x in clients:
             if x.addr == addr:
-                x.kill()
+                _kill(c, x)
                 return OK
         raise CommandError("No such client")
     if len(argv) % 2 != 0:
@@ -254,9 +253,9 @@ def client_kill(c, argv):
                 raise CommandError("client-id should be greater than 0")
             tests.append(lambda x, cid=cid: x.id == cid)
         elif opt == b"addr":
-            tests.append(lambda x, a=val.decode(): x.addr == a)
+            tests.append(lambda x, a=val.decode("utf-8", "surrogateescape"): x.addr == a)
         elif opt == b"laddr":
-            tests.append(lambda x, a=val.decode(): x.laddr == a)
+            tests.append(lambda x, a=val.decode("utf-8", "surrogateescape"): x.laddr == a)
         elif opt == b"skipme":
             if val.lower() not in (b"yes", b"no"):
                 raise CommandError(errors.SYNTAX)
@@ -264,13 +263,10 @@ def client_kill(c, argv):
         elif opt == b"type":
             kind = val.lower()
             if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                raise CommandError("Unknown client type '%s'" % val.decode())
+                raise CommandError("Unknown client type '%s'" % val.decode("utf-8", "surrogateescape"))
             tests.append(lambda x, k=kind: k == b"normal")
         elif opt == b"user":
             tests.append(lambda x, u=val: u == b"default")
-        elif opt == b"maxage":
-            age = parse_int(val)
-            tests.append(lambda x, a=age: time.monotonic() - x.created >= a)
         else:
             raise CommandError(errors.SYNTAX)
     killed = 0
@@ -278,9 +274,17 @@ def client_kill(c, argv):
         if skipme and x is c:
             continue
         if all(t(x) for t in tests):
-            x.kill()
+            _kill(c, x)
             killed += 1
     return killed
+
+
+def _kill(c, victim) -> None:
+    """Close ``victim``; the caller itself is closed only after its reply is sent."""
+    if victim is c:
+        c.close_after_reply()
+    else:
+        victim.kill()
 
 
 @command("help", 2, "loading stale", parent="client")
@@ -292,7 +296,7 @@ def client_help(c, argv):
         "ID", "    Return the ID of the current connection.",
         "INFO", "    Return information about the current client connection.",
         "KILL <ip:port> | <option> <value> [<option> <value> ...]",
-        "    Kill connections (ID, ADDR, LADDR, SKIPME, TYPE, USER, MAXAGE).",
+        "    Kill connections (ID, ADDR, LADDR, SKIPME, TYPE, USER).",
         "LIST [TYPE normal|master|replica|pubsub] [ID <id> [<id> ...]]",
         "    Return information about client connections.",
         "GETNAME", "    Return the name of the current connection.",
@@ -310,7 +314,7 @@ def multi(c, argv):
     if c.multi is not None:
         raise CommandError(errors.MULTI_NESTED)
     c.multi = []
-    c.multi_error = False
+    c.multi_error = c.multi_denyoom = False
     return OK
 
 
@@ -330,7 +334,7 @@ def discard(c, argv):
     if c.multi is None:
         raise CommandError(errors.DISCARD_WITHOUT_MULTI)
     c.multi = None
-    c.multi_error = False
+    c.multi_error = c.multi_denyoom = False
     c.unwatch_all()
     return OK
 

@@ -6,7 +6,7 @@ from .. import errors, info
 from ..config import SPECS, ConfigError
 from ..errors import CommandError
 from ..registry import command, lookup, unique_commands
-from ..resp import OK, Status, Verbatim
+from ..resp import OK, Raw, Status, Verbatim
 from .util import parse_int
 
 
@@ -14,11 +14,11 @@ from .util import parse_int
 def info_(c, argv):
     """INFO [section [section ...]]
     Returns information and statistics about the server."""
-    text = info.render(c.server, [a.decode("utf-8", "replace") for a in argv[1:]])
+    text = info.render(c.server, [a.decode("utf-8", "surrogateescape") for a in argv[1:]])
     return Verbatim(text.encode())
 
 
-@command("time", 1, "loading stale fast random", group="server")
+@command("time", 1, "loading stale fast", group="server")
 def time_(c, argv):
     """TIME
     Returns the server time as seconds and microseconds."""
@@ -77,7 +77,7 @@ def swapdb(c, argv):
     return OK
 
 
-@command("shutdown", -1, "admin noscript loading stale no_multi", group="server")
+@command("shutdown", -1, "admin noscript loading stale no_multi allow_busy", group="server")
 def shutdown(c, argv):
     """SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
     Stops the server (nothing to save: the data set lives in memory only)."""
@@ -91,7 +91,7 @@ def shutdown(c, argv):
         raise CommandError("No shutdown in progress.")
     c.server.request_shutdown()
     c.close_after_reply()
-    return None
+    return Raw(b"")  # as Redis: the connection closes without a reply
 
 
 # ---- CONFIG ----
@@ -100,15 +100,17 @@ def shutdown(c, argv):
 def config_(c, argv):
     """CONFIG subcommand [arguments ...]
     Reads and changes the configuration at runtime."""
-    raise CommandError(errors.UNKNOWN_SUBCOMMAND % (argv[1].decode(), "CONFIG"))
+    raise CommandError(errors.UNKNOWN_SUBCOMMAND % (argv[1].decode("utf-8", "surrogateescape"), "CONFIG"))
 
 
 @command("get", -3, "admin noscript loading stale", parent="config")
 def config_get(c, argv):
     """CONFIG GET parameter [parameter ...]
     Returns the values of the parameters matching the glob patterns."""
-    pats = [a.decode("utf-8", "replace") for a in argv[2:]]
-    found = c.server.config.get(pats)
+    from .util import glob_match
+    pats = [a.decode("utf-8", "surrogateescape") for a in argv[2:]]
+    found = c.server.config.get(pats, lambda p, name: glob_match(
+        p.encode("utf-8", "surrogateescape"), name.encode(), nocase=True))
     if c.proto == 3:
         return {k.encode(): v.encode() for k, v in found.items()}
     out = []
@@ -122,19 +124,17 @@ def config_set(c, argv):
     """CONFIG SET parameter value [parameter value ...]
     Changes parameters at runtime; all or nothing."""
     if len(argv) % 2:
-        raise CommandError("Unknown option or number of arguments for CONFIG SET - '%s'"
-                           % argv[-1].decode("utf-8", "replace"))
+        raise CommandError(errors.CONFIG_SET_UNKNOWN % argv[-1].decode("utf-8", "surrogateescape"))
     config = c.server.config
     pairs = []
     seen = set()
     for i in range(2, len(argv), 2):
-        name = argv[i].decode("utf-8", "replace").lower()
+        name = argv[i].decode("utf-8", "surrogateescape").lower()
         if name not in SPECS:
-            raise CommandError("Unknown option or number of arguments for CONFIG SET - '%s'"
-                               % argv[i].decode("utf-8", "replace"))
+            raise CommandError(errors.CONFIG_SET_UNKNOWN % argv[i].decode("utf-8", "surrogateescape"))
         if name in seen:
-            raise CommandError("CONFIG SET failed (possibly related to argument '%s') - "
-                               "duplicate parameter" % name)
+            raise CommandError(errors.CONFIG_SET_FAILED % (
+                argv[i].decode("utf-8", "surrogateescape"), "duplicate parameter"))
         seen.add(name)
         pairs.append((name, argv[i + 1].decode("utf-8", "surrogateescape")))
     old = {name: config.values[name] for name, _ in pairs}
@@ -147,8 +147,7 @@ def config_set(c, argv):
                 config.values[name] = value
                 for fn in config._listeners.get(name, ()):
                     fn(value)
-        raise CommandError("CONFIG SET failed (possibly related to argument '%s') - %s"
-                           % (e.name, e.msg)) from None
+        raise CommandError(errors.CONFIG_SET_FAILED % (e.name, e.msg)) from None
     return OK
 
 
@@ -189,24 +188,79 @@ def config_help(c, argv):
         "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
         "RESETSTAT", "    Reset statistics reported by the INFO command.",
         "REWRITE", "    Rewrite the configuration file.",
-        "HELP", "    Print this help.")]
+        "HELP", "    Prints this help.")]
 
 
 # ---- COMMAND ----
 
+# Redis 7.0 reports command flags in this order (server.c addReplyCommandFlags).
+FLAG_ORDER = ("write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
+              "blocking", "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast",
+              "noauth", "may_replicate", "no_mandatory_keys", "no_multi", "movablekeys",
+              "allow_busy")
+# ACL categories in Redis's table order, and the category each command group implies.
+ACL_ORDER = ("keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
+             "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
+             "blocking", "dangerous", "connection", "transaction", "scripting")
+GROUP_ACL = {"generic": "keyspace", "string": "string", "list": "list", "hash": "hash",
+             "set": "set", "sorted-set": "sortedset", "sortedset": "sortedset",
+             "zset": "sortedset", "connection": "connection", "transactions": "transaction"}
+
+
 def _flags(spec) -> list:
-    return [Status(f.encode()) for f in sorted(spec.flags)]
+    known = [f for f in FLAG_ORDER if f in spec.flags]
+    known += sorted(f for f in spec.flags if f not in FLAG_ORDER)
+    return [Status(b"no_auth" if f == "noauth" else f.encode()) for f in known]
+
+
+def acl_categories(spec) -> list:
+    """Redis's implicit categories (write/read/admin/fast/slow...) plus the group's own."""
+    f = spec.flags
+    if spec.subcommands:  # a container command (CONFIG, CLIENT) is only @slow
+        return [Status(b"@slow")]
+    cats = {GROUP_ACL.get(spec.group, "")}
+    cats.add("write" if "write" in f else "read" if "readonly" in f else "")
+    cats.add("fast" if "fast" in f else "slow")
+    if "admin" in f:
+        cats.update(("admin", "dangerous"))
+    if "blocking" in f:
+        cats.add("blocking")
+    return [Status(("@" + c).encode()) for c in ACL_ORDER if c in cats]
 
 
 def command_info(spec) -> list:
-    """One COMMAND / COMMAND INFO entry (Redis 7 layout, 10 elements)."""
+    """One COMMAND / COMMAND INFO entry (Redis 7 layout, 10 elements; no key specs)."""
     subs = [command_info(s) for s in spec.subcommands.values()]
     return [spec.name.encode(), spec.arity, _flags(spec), spec.first_key, spec.last_key,
-            spec.step, [("@" + spec.group).encode()], [], [], subs]
+            spec.step, acl_categories(spec), [], [], subs]
+
+
+def syntax_arguments(spec) -> list:
+    """The syntax line after the command name, as COMMAND DOCS ``arguments``.
+
+    Each top-level word (a bracketed or ``<...>`` group counts as one word) becomes one
+    argument whose name is its text, so redis-cli's ``help`` prints the syntax line as
+    written and its hints show what is left to type.  Complexity: O(len(syntax)).
+    """
+    words = spec.syntax.split()[len(spec.name.split("|")):]
+    args, cur, depth = [], [], 0
+    for w in words:
+        cur.append(w)
+        depth += w.count("[") + w.count("<") - w.count("]") - w.count(">")
+        if depth <= 0:
+            args.append({b"name": " ".join(cur).encode(), b"type": b"string"})
+            cur, depth = [], 0
+    if cur:
+        args.append({b"name": " ".join(cur).encode(), b"type": b"string"})
+    return args
 
 
 def command_docs(spec) -> dict:
+    """One COMMAND DOCS entry, shaped as redis-cli 7.0's help parser expects."""
     doc = {b"summary": spec.summary.encode(), b"since": b"1.0.0", b"group": spec.group.encode()}
+    args = syntax_arguments(spec)
+    if args:
+        doc[b"arguments"] = args
     if spec.subcommands:
         doc[b"subcommands"] = {s.name.encode(): command_docs(s)
                                for s in spec.subcommands.values()}
@@ -244,7 +298,7 @@ def _find(name: bytes):
     top, _, sub = name.lower().partition(b"|")
     spec = lookup(top)
     if spec is not None and sub:
-        spec = spec.subcommands.get(sub.decode("utf-8", "replace"))
+        spec = spec.subcommands.get(sub.decode("utf-8", "surrogateescape"))
     return spec
 
 
@@ -277,7 +331,7 @@ def command_list(c, argv):
     return [s.name.encode() for s in specs]
 
 
-@command("getkeys", -3, "loading stale", parent="command")
+@command("getkeys", -4, "loading stale", parent="command")
 def command_getkeys(c, argv):
     """COMMAND GETKEYS command [arg [arg ...]]
     Extracts the key names from a full command."""
@@ -286,7 +340,7 @@ def command_getkeys(c, argv):
         raise CommandError("Invalid command specified")
     call = argv[2:]
     if spec.subcommands and len(call) > 1:
-        spec = spec.subcommands.get(call[1].lower().decode("utf-8", "replace"), spec)
+        spec = spec.subcommands.get(call[1].lower().decode("utf-8", "surrogateescape"), spec)
     if not spec.arity_ok(len(call)):
         raise CommandError("Invalid number of arguments specified for command")
     keys = spec.keys(call)

@@ -1,10 +1,84 @@
-"""Eviction: keep the data set under ``maxmemory``.
+"""Eviction: keep the data set under ``maxmemory`` by the configured policy.
 
-``Evictor.make_room()`` is called by the dispatcher before every ``denyoom`` command when
-maxmemory is set, by the cron, and by ``CONFIG SET maxmemory``.
+Who calls :meth:`Evictor.make_room`
+-----------------------------------
+* the dispatcher, before every ``denyoom`` command while ``maxmemory`` is set (a False answer
+  becomes ``-OOM command not allowed when used memory > 'maxmemory'.`` and the command does
+  not run; reads are never refused);
+* the cron, every tick while memory is over the limit;
+* ``CONFIG SET maxmemory`` to a value below the current usage.
+
+Under the limit (the common case) it costs two attribute loads and a comparison.
+
+The eviction loop (Redis ``performEvictions``)
+----------------------------------------------
+::
+
+    while used_memory (+ controller memory) > maxmemory:
+        pool policies (lru, lfu, ttl, ahe):
+            every DB with candidate keys: draw maxmemory-samples entries uniformly at random
+            (the volatile list under volatile-*), score them, offer them to the pool
+            pop the best pool entry whose key still exists (and still has a TTL under
+            volatile-*); ghosts are dropped; none left -> sample again
+        random policies: one uniform key of the next non-empty DB (round robin)
+        no DB has a candidate (noeviction, or volatile-* without TTL keys) -> FAIL
+        unlink the victim, evicted_keys += 1, tell the AHE controller
+        every 16 loops: past the time budget -> stop, stay "lagging", answer OK
+
+Our ``used_memory`` is an exact model (memory.py), so unlike Redis there is no "bytes to free"
+estimate: the loop simply re-reads it.  Sampled keys whose TTL has already passed are deleted
+as *expired* (``expired_keys``, as a read would have done) rather than evicted: removing a
+dead key is expiry, and counting it as an eviction would overstate memory pressure.  If that
+alone brings memory under the limit, nothing is evicted.
+
+Time budget (``maxmemory-eviction-tenacity`` t, as Redis): ``50*t`` µs for t <= 10 (500 µs by
+default), ``500 * 1.15^(t-10)`` µs up to 99, unlimited at 100.  When a pass runs out of time
+the command is *not* refused (Redis's EVICT_RUNNING); the Evictor stays "lagging", and while
+lagging each call (the cron's, CONFIG SET's and the next writes') gets the larger
+``EVICTION_CATCHUP_BUDGET_US`` slice, a quarter of a cron tick at the default hz, like the slow
+expire cycle.  That is our stand-in for Redis's 0 ms eviction timer: lowering maxmemory below a
+large data set is worked off within a few ticks without a write.  The clock for the budget is
+``ks.clock.monotonic()``, so tests on a ManualClock never run out of time.
+
+Interfaces other modules use: ``make_room()``, ``info_fields()``, ``policy_kind``,
+``object_freq(entry)``, ``freq_tracked`` / ``idle_tracked`` (OBJECT FREQ / IDLETIME), and
+``controller`` (the AHE controller, protocol in ``ahe.py``).
+
+Complexity: O(1) when under the limit; O(DBs with keys * samples) per evicted key.
 """
 
 from __future__ import annotations
+
+from operator import attrgetter
+
+from . import lfu
+from .ahe import AheSettings, make_controller
+from .policy import KIND_AHE, KIND_LFU, KIND_NONE, KIND_RANDOM, KIND_TTL, POLICIES, parse
+from .sampler import RETRY, SCORE_CALL, SCORE_LFU, SCORE_LRU, SCORE_TTL, Sampler
+
+EVICT_CHECK_TIME_EVERY = 16            # loops between clock reads, as Redis
+TENACITY_US_PER_STEP = 50              # µs of budget per tenacity step up to 10
+TENACITY_LINEAR_MAX = 10
+TENACITY_BASE_US = 500                 # µs at tenacity 10, grown 15% per step above
+TENACITY_GROWTH = 1.15
+TENACITY_UNLIMITED = 100
+EVICTION_CATCHUP_BUDGET_US = 25_000    # µs per call while lagging behind the limit
+US_PER_S = 1_000_000
+
+_has_keys = attrgetter("data")         # filter() tests in C: DBs with keys ...
+_has_volatile = attrgetter("volatile")  # ... or with TTL keys
+
+
+def tenacity_budget_us(tenacity: int):
+    """Redis ``evictionTimeLimitUs``: µs one pass may take; None = unlimited.
+
+    Complexity: O(1).
+    """
+    if tenacity <= TENACITY_LINEAR_MAX:
+        return TENACITY_US_PER_STEP * tenacity
+    if tenacity < TENACITY_UNLIMITED:
+        return int(TENACITY_BASE_US * TENACITY_GROWTH ** (tenacity - TENACITY_LINEAR_MAX))
+    return None
 
 
 class Evictor:
@@ -12,12 +86,199 @@ class Evictor:
 
     def __init__(self, server):
         self.server = server
+        self.ks = server.ks
+        self.sampler = Sampler(self.ks)
+        self.pool = self.sampler.pool
+        self.policy = POLICIES["noeviction"]
+        self.policy_kind = KIND_NONE
+        self.budget_us = tenacity_budget_us(10)
+        self.log_factor = 10
+        self.decay_minutes = 1
+        self.ahe = AheSettings()
+        self.controller = None
+        self.ctl_mem = None           # controller.extra_memory_bytes while AHE is active
+        self.lagging = False          # a pass ran out of time while over the limit
+        self.exceeded_count = 0       # passes stopped by the time budget
+        cfg = server.config
+        on = cfg.on_change
+        on("lfu-log-factor", self._set_log_factor)
+        on("lfu-decay-time", self._set_decay)
+        on("maxmemory-samples", self._set_samples)
+        on("maxmemory-eviction-tenacity", self._set_tenacity)
+        on("ahe-alpha-init", lambda v: self._set_ahe(alpha_init=float(v)))
+        on("ahe-step", lambda v: self._set_ahe(step=float(v)))
+        on("ahe-window", lambda v: self._set_ahe(window=int(v)))
+        on("ahe-feedback", lambda v: self._set_ahe(feedback=v))
+        on("ahe-controller", self._set_controller)
+        on("maxmemory-policy", self._set_policy)
+        on("maxmemory", self._set_maxmemory)
+
+    # ---- the hot path ----
 
     def make_room(self) -> bool:
-        """True when used memory is within maxmemory (after evicting, if the policy may)."""
+        """True when memory is within maxmemory, after evicting if the policy may.
+
+        Complexity: O(1) under the limit; see the module docstring otherwise.
+        """
         mm = self.server.maxmemory
-        return not mm or self.server.ks.used_memory <= mm
+        if not mm:
+            return True
+        used = self.ks.used_memory
+        if self.ctl_mem is not None:
+            used += self.ctl_mem()
+        if used <= mm:
+            return True
+        return self._perform(mm)
+
+    def _perform(self, limit: int) -> bool:
+        """The eviction loop of the module docstring.  Complexity: O(victims * samples).
+
+        The clock is first read after EVICT_CHECK_TIME_EVERY loops, and the budget counted
+        from there: the usual pass evicts one key and then reads no clock at all.
+        """
+        ks = self.ks
+        kind = self.policy_kind
+        if kind == KIND_NONE:
+            return False
+        budget = self.budget_us
+        if self.lagging and budget is not None:
+            budget = max(budget, EVICTION_CATCHUP_BUDGET_US)
+        start = None
+        now = ks.now_ms
+        vol = self.policy.volatile
+        # DBs can only lose keys while this pass runs (no command runs in between).
+        dbs = list(filter(_has_volatile if vol else _has_keys, ks.dbs))
+        sampler = self.sampler
+        pick = sampler.pick_random if kind == KIND_RANDOM else sampler.pick_pooled
+        ctl = self.controller if kind == KIND_AHE else None
+        ctl_mem = self.ctl_mem
+        loops = 0
+        while True:
+            used = ks.used_memory
+            if ctl_mem is not None:
+                used += ctl_mem()
+            if used <= limit:
+                self.lagging = False
+                return True
+            got = pick(now, dbs, vol)
+            if got is None:
+                return False
+            if got is not RETRY:
+                db, e = got
+                if ctl is not None:
+                    ctl.on_evict(e, now)
+                db.unlink(e)
+                ks.evicted_keys += 1
+            loops += 1
+            if loops % EVICT_CHECK_TIME_EVERY == 0 and budget is not None:
+                t = ks.clock.monotonic()
+                if start is None:
+                    start = t
+                elif (t - start) * US_PER_S > budget:
+                    self.lagging = True
+                    self.exceeded_count += 1
+                    return True
+
+    # ---- OBJECT FREQ / IDLETIME support ----
+
+    @property
+    def freq_tracked(self) -> bool:
+        """OBJECT FREQ answers (lfu and ahe policies maintain the counter)."""
+        return self.policy.uses_lfu_counter
+
+    @property
+    def idle_tracked(self) -> bool:
+        """OBJECT IDLETIME answers: every policy but lfu (Redis's rule; ahe keeps access times)."""
+        return self.policy_kind != KIND_LFU
+
+    def object_freq(self, entry) -> int:
+        """The decayed Morris counter of an entry, not written back.  Complexity: O(1)."""
+        return lfu.decr(entry.lfu, entry.lru, self.ks.now_ms, self.decay_minutes)
+
+    # ---- configuration ----
+
+    def _set_policy(self, name: str) -> None:
+        pol = parse(name)
+        self.policy = pol
+        self.policy_kind = pol.kind
+        self.pool.clear()
+        self._refresh_scorer()
+        self._install_hooks()
+
+    def _refresh_scorer(self) -> None:
+        """Tell the sampler how to score a sample under the current policy."""
+        sampler = self.sampler
+        kind = self.policy_kind
+        sampler.decay_minutes = self.decay_minutes
+        sampler.scorer = None
+        if kind == KIND_LFU:
+            sampler.mode = SCORE_LFU
+        elif kind == KIND_TTL:
+            sampler.mode = SCORE_TTL
+        elif kind == KIND_AHE and self.controller is not None:
+            sampler.mode = SCORE_CALL
+            sampler.scorer = self.controller.scores
+        else:
+            sampler.mode = SCORE_LRU
+
+    def _install_hooks(self) -> None:
+        """Point the keyspace's access and miss hooks at the active policy."""
+        ks = self.ks
+        if self.policy.uses_lfu_counter:
+            ks.lfu_touch = lfu.make_touch(self.log_factor, self.decay_minutes, ks.rng.random)
+            ks.lfu_on = True
+        else:
+            ks.lfu_on = False
+        ahe_on = self.policy_kind == KIND_AHE and self.controller is not None
+        ks.miss_hook = self.controller.on_miss if ahe_on else None
+        self.ctl_mem = self.controller.extra_memory_bytes if ahe_on else None
+
+    def _set_log_factor(self, value: int) -> None:
+        self.log_factor = value
+        self._install_hooks()
+
+    def _set_decay(self, value: int) -> None:
+        self.decay_minutes = value
+        self._refresh_scorer()
+        self._install_hooks()
+        self._set_ahe(decay_minutes=value)
+
+    def _set_samples(self, value: int) -> None:
+        self.sampler.samples = value
+
+    def _set_tenacity(self, value: int) -> None:
+        self.budget_us = tenacity_budget_us(value)
+
+    def _set_ahe(self, **changes) -> None:
+        fields = {name: getattr(self.ahe, name) for name in AheSettings.__slots__}
+        fields.update(changes)
+        self.ahe = AheSettings(**fields)
+        if self.controller is not None:
+            self.controller.configure(self.ahe)
+
+    def _set_controller(self, name: str) -> None:
+        """(Re)build the AHE controller: its state starts afresh."""
+        self.controller = make_controller(name, self.ks, self.ahe)
+        self.pool.clear()
+        self._refresh_scorer()
+        self._install_hooks()
+
+    def _set_maxmemory(self, value: int) -> None:
+        # Runs before the server stores the value and calls make_room(): mark the backlog
+        # so that call, and the cron after it, work with the catch-up budget.
+        if value and self.ks.used_memory > value:
+            self.lagging = True
+
+    # ---- INFO ----
 
     def info_fields(self) -> list:
-        """Extra ``INFO memory`` fields of the policy layer."""
-        return []
+        """Extra ``INFO memory`` fields of the policy layer (plain decimals)."""
+        fields = [
+            ("eviction_pool_fill", len(self.pool)),
+            ("eviction_lagging", int(self.lagging)),
+            ("eviction_time_exceeded_count", self.exceeded_count),
+        ]
+        if self.controller is not None:
+            fields += self.controller.info_fields()
+            fields.append(("ahe_extra_memory", self.controller.extra_memory_bytes()))
+        return fields

@@ -1,7 +1,11 @@
 """End-to-end: handshake, dispatch rules, protocol errors, through redis-py and raw bytes."""
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 import pytest
+
+NO_RETRY = Retry(NoBackoff(), 0)  # redis-py retries auth and connect errors
 
 
 def test_ping_resp3_and_resp2(r, r2):
@@ -48,12 +52,12 @@ def test_pipeline_replies_in_order(raw):
 
 def test_requirepass(make_server):
     s = make_server(requirepass="secret")
-    c = redis.Redis(port=s.port, protocol=2)
+    c = redis.Redis(port=s.port, protocol=2, retry=NO_RETRY)
     with pytest.raises(redis.AuthenticationError):
         c.ping()
     ok = redis.Redis(port=s.port, protocol=3, password="secret")
     assert ok.ping() is True
-    bad = redis.Redis(port=s.port, protocol=3, password="nope")
+    bad = redis.Redis(port=s.port, protocol=3, password="nope", retry=NO_RETRY)
     with pytest.raises(redis.AuthenticationError):
         bad.ping()
 
@@ -64,7 +68,8 @@ def test_maxclients(make_server):
     b = redis.Redis(port=s.port, protocol=2, single_connection_client=True)
     a.ping(), b.ping()
     with pytest.raises(redis.ConnectionError, match="max number of clients reached"):
-        redis.Redis(port=s.port, protocol=2, single_connection_client=True).ping()
+        redis.Redis(port=s.port, protocol=2, single_connection_client=True,
+                    retry=NO_RETRY).ping()
     assert a.ping() and b.ping()
 
 
@@ -72,3 +77,36 @@ def test_transaction_pipeline(r):
     with r.pipeline(transaction=True) as p:
         p.set("a", "1").get("a")
         assert p.execute() == [True, b"1"]
+
+
+def test_huge_multibulk_count_does_not_stall_the_server(raw):
+    """'*2000000000' is a valid header to Redis (it waits for the arguments); it must cost
+    nothing up front (hiredis would allocate a 16 GB list), and others keep being served."""
+    bad, good = raw(), raw()
+    bad.send(b"PING\r\n*2000000000\r\n$4\r\nPING\r\n")
+    assert bad.read_reply() == b"+PONG\r\n"
+    for _ in range(3):
+        good.send(b"PING\r\n")
+        assert good.read_reply() == b"+PONG\r\n"
+    assert not bad.closed(timeout=0.2)
+
+
+def test_bulk_split_across_many_reads(raw):
+    c = raw()
+    value = b"v" * 300_000
+    frame = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n%b\r\n" % (len(value), value)
+    for i in range(0, len(frame), 7001):
+        c.send(frame[i:i + 7001])
+    assert c.read_reply() == b"+OK\r\n"
+    c.send(b"STRLEN k\r\n")
+    assert c.read_reply() == b":300000\r\n"
+
+
+def test_oversized_bulk_refused_before_its_payload(make_server):
+    """A bulk longer than proto-max-bulk-len is refused as soon as its header arrives."""
+    s = make_server(proto_max_bulk_len="1mb")
+    from tests.conftest import RawConn
+    c = RawConn(s.port)
+    c.send(b"*2\r\n$4\r\nECHO\r\n$%d\r\n" % (1024 * 1024 + 1))
+    assert c.read_reply() == b"-ERR Protocol error: invalid bulk length\r\n"
+    assert c.closed()

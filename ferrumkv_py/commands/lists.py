@@ -1,0 +1,372 @@
+"""List commands: LPUSH RPUSH LPUSHX RPUSHX LPOP RPOP LRANGE LLEN LINDEX LSET LREM LTRIM
+LINSERT LPOS LMOVE RPOPLPUSH.
+
+A list is an :class:`~ferrumkv_py.keyspace.RList`, a ``collections.deque``: O(1) at both
+ends, O(n/64) to reach the middle (it is a chain of 64-slot blocks).  Ranges are cut with
+``itertools.islice`` from whichever end is closer, so ``LRANGE 0 99`` costs O(100) whatever
+the list's length.  Every change reports its exact memory delta (``memory.list_elem_cost``)
+through ``Database.grow``, and a list left empty is deleted, as in Redis.
+
+Argument errors come before the key lookup where Redis parses first (LRANGE, LTRIM, LREM,
+LPOS, LPOP's count) and after it where Redis looks up first (LINDEX, LSET).
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+
+from .. import errors, memory
+from ..errors import CommandError
+from ..keyspace import RList
+from ..registry import command
+from ..resp import NULL_ARRAY, OK
+from .util import LLONG_MIN, bulk_array, parse_int, read_typed, shrink, write_typed
+
+LIST_BASE = memory.CONTAINER_BASE["list"]
+_EMPTY = bulk_array([])
+
+
+def _cost(elems) -> int:
+    return sum(map(memory.list_elem_cost, elems))
+
+
+def _read(c, key: bytes):
+    return read_typed(c, key, RList)
+
+
+def _write(c, key: bytes):
+    return write_typed(c, key, RList)
+
+
+def _span(d, start: int, end: int) -> tuple[int, int]:
+    """Redis's LRANGE/LTRIM index rule: half-open [lo, hi) positions, or (0, 0)."""
+    n = len(d)
+    if start < 0:
+        start += n
+    if end < 0:
+        end += n
+    if start < 0:
+        start = 0
+    if start > end or start >= n:
+        return 0, 0
+    return start, min(end, n - 1) + 1
+
+
+def _slice(d, lo: int, hi: int) -> list:
+    """``list(d)[lo:hi]`` walking from the nearer end.  Complexity: O(min(lo, n-hi) + k)."""
+    n = len(d)
+    if lo <= n - hi:
+        return list(islice(d, lo, hi))
+    out = list(islice(reversed(d), n - hi, n - lo))
+    out.reverse()
+    return out
+
+
+# ---- push ----
+
+def _push(c, argv: list, left: bool, need_existing: bool) -> int:
+    key, elems = argv[1], argv[2:]
+    e = _write(c, key)
+    if e is None:
+        if need_existing:
+            return 0
+        v = RList()
+        v.mem = LIST_BASE + _cost(elems)
+        (v.extendleft if left else v.extend)(elems)
+        c.db.add(key, v)
+        return len(v)
+    d = e.value
+    (d.extendleft if left else d.extend)(elems)
+    c.db.grow(e, _cost(elems))
+    return len(d)
+
+
+@command("lpush", -3, "write denyoom fast", first_key=1, group="list")
+def lpush(c, argv):
+    """LPUSH key element [element ...]
+    Prepends elements to a list, creating it if needed; returns the new length."""
+    return _push(c, argv, True, False)
+
+
+@command("rpush", -3, "write denyoom fast", first_key=1, group="list")
+def rpush(c, argv):
+    """RPUSH key element [element ...]
+    Appends elements to a list, creating it if needed; returns the new length."""
+    return _push(c, argv, False, False)
+
+
+@command("lpushx", -3, "write denyoom fast", first_key=1, group="list")
+def lpushx(c, argv):
+    """LPUSHX key element [element ...]
+    Prepends elements to an existing list only; returns the new length (0 if no list)."""
+    return _push(c, argv, True, True)
+
+
+@command("rpushx", -3, "write denyoom fast", first_key=1, group="list")
+def rpushx(c, argv):
+    """RPUSHX key element [element ...]
+    Appends elements to an existing list only; returns the new length (0 if no list)."""
+    return _push(c, argv, False, True)
+
+
+# ---- pop ----
+
+def _pop(c, argv: list, left: bool):
+    if len(argv) > 3:
+        raise CommandError(errors.WRONG_ARGS % argv[0].decode("utf-8", "replace").lower())
+    count = None
+    if len(argv) == 3:
+        count = parse_int(argv[2], errors.NOT_POSITIVE)
+        if count < 0:
+            raise CommandError(errors.NOT_POSITIVE)
+    e = _write(c, argv[1])
+    if e is None:
+        return None if count is None else NULL_ARRAY
+    if count == 0:
+        return _EMPTY
+    d = e.value
+    pop = d.popleft if left else d.pop
+    if count is None:
+        x = pop()
+        shrink(c, e, -memory.list_elem_cost(x))
+        return x
+    out = [pop() for _ in range(min(count, len(d)))]
+    shrink(c, e, -_cost(out))
+    return bulk_array(out)
+
+
+@command("lpop", -2, "write fast", first_key=1, group="list")
+def lpop(c, argv):
+    """LPOP key [count]
+    Removes and returns the first element(s) of a list."""
+    return _pop(c, argv, True)
+
+
+@command("rpop", -2, "write fast", first_key=1, group="list")
+def rpop(c, argv):
+    """RPOP key [count]
+    Removes and returns the last element(s) of a list."""
+    return _pop(c, argv, False)
+
+
+# ---- reads ----
+
+@command("lrange", 4, "readonly", first_key=1, group="list")
+def lrange(c, argv):
+    """LRANGE key start stop
+    Returns the elements between two indexes (inclusive, negative counts from the end).
+
+    Complexity: O(min(start, n - stop) + k) for k elements returned."""
+    start, end = parse_int(argv[2]), parse_int(argv[3])
+    e = _read(c, argv[1])
+    if e is None:
+        return _EMPTY
+    lo, hi = _span(e.value, start, end)
+    return bulk_array(_slice(e.value, lo, hi)) if hi > lo else _EMPTY
+
+
+@command("llen", 2, "readonly fast", first_key=1, group="list")
+def llen(c, argv):
+    """LLEN key
+    Returns the length of a list (0 if the key does not exist)."""
+    e = _read(c, argv[1])
+    return 0 if e is None else len(e.value)
+
+
+@command("lindex", 3, "readonly", first_key=1, group="list")
+def lindex(c, argv):
+    """LINDEX key index
+    Returns the element at an index (negative counts from the end), or null."""
+    e = _read(c, argv[1])
+    if e is None:
+        return None
+    i = parse_int(argv[2])
+    d = e.value
+    return d[i] if -len(d) <= i < len(d) else None
+
+
+@command("lpos", -3, "readonly", first_key=1, group="list")
+def lpos(c, argv):
+    """LPOS key element [RANK rank] [COUNT num-matches] [MAXLEN len]
+    Returns the index of matching elements (from the head; RANK < 0 searches from the tail).
+
+    Complexity: O(n) in the worst case, O(MAXLEN) with MAXLEN."""
+    rank, count, maxlen = 1, None, 0
+    i, n = 3, len(argv)
+    while i < n:
+        opt = argv[i].lower()
+        if i + 1 >= n or opt not in (b"rank", b"count", b"maxlen"):
+            raise CommandError(errors.SYNTAX)
+        i += 1
+        if opt == b"rank":
+            rank = parse_int(argv[i])
+            if rank == 0:
+                raise CommandError(errors.LPOS_RANK_ZERO)
+            if rank == LLONG_MIN:
+                rank = -1  # Redis negates it in a C long, which wraps to itself: the 1st match
+        elif opt == b"count":
+            count = _non_negative(argv[i], errors.LPOS_COUNT_NEGATIVE)
+        else:
+            maxlen = _non_negative(argv[i], errors.LPOS_MAXLEN_NEGATIVE)
+        i += 1
+    e = _read(c, argv[1])
+    if e is None:
+        return None if count is None else []
+    d, elem = e.value, argv[2]
+    size = len(d)
+    seq = enumerate(d) if rank > 0 else ((size - 1 - j, x) for j, x in enumerate(reversed(d)))
+    if maxlen:
+        seq = islice(seq, maxlen)
+    skip, want, found = abs(rank) - 1, count or size, []
+    for idx, x in seq:
+        if x == elem:
+            if skip:
+                skip -= 1
+                continue
+            found.append(idx)
+            if len(found) >= want:
+                break
+    if count is None:
+        return found[0] if found else None
+    return found
+
+
+def _non_negative(b: bytes, msg: str) -> int:
+    v = parse_int(b, msg)
+    if v < 0:
+        raise CommandError(msg)
+    return v
+
+
+# ---- in-place edits ----
+
+@command("lset", 4, "write denyoom", first_key=1, group="list")
+def lset(c, argv):
+    """LSET key index element
+    Sets the element at an index."""
+    e = _write(c, argv[1])
+    if e is None:
+        raise CommandError(errors.NO_SUCH_KEY)
+    i = parse_int(argv[2])
+    d = e.value
+    if not -len(d) <= i < len(d):
+        raise CommandError(errors.INDEX_OUT_OF_RANGE)
+    old, d[i] = d[i], argv[3]
+    c.db.grow(e, len(argv[3]) - len(old))
+    return OK
+
+
+@command("lrem", 4, "write", first_key=1, group="list")
+def lrem(c, argv):
+    """LREM key count element
+    Removes up to |count| occurrences (from the head if count > 0, the tail if < 0, all if 0).
+
+    Complexity: O(n)."""
+    count = parse_int(argv[2])
+    e = _write(c, argv[1])
+    if e is None:
+        return 0
+    d, elem = e.value, argv[3]
+    limit = abs(count) or len(d)
+    kept, removed = [], 0
+    for x in (d if count >= 0 else reversed(d)):
+        if removed < limit and x == elem:
+            removed += 1
+        else:
+            kept.append(x)
+    if removed:
+        if count < 0:
+            kept.reverse()
+        d.clear()
+        d.extend(kept)
+        shrink(c, e, -removed * memory.list_elem_cost(elem))
+    return removed
+
+
+@command("ltrim", 4, "write", first_key=1, group="list")
+def ltrim(c, argv):
+    """LTRIM key start stop
+    Keeps only the elements between two indexes.
+
+    Complexity: O(elements removed)."""
+    start, end = parse_int(argv[2]), parse_int(argv[3])
+    e = _write(c, argv[1])
+    if e is None:
+        return OK
+    d = e.value
+    lo, hi = _span(d, start, end)
+    head, tail = (lo, len(d) - hi) if hi > lo else (len(d), 0)
+    gone = [d.popleft() for _ in range(head)] + [d.pop() for _ in range(tail)]
+    if gone:
+        shrink(c, e, -_cost(gone))
+    return OK
+
+
+@command("linsert", 5, "write denyoom", first_key=1, group="list")
+def linsert(c, argv):
+    """LINSERT key BEFORE|AFTER pivot element
+    Inserts an element next to the first occurrence of pivot; -1 if pivot is absent.
+
+    Complexity: O(n)."""
+    where = argv[2].lower()
+    if where not in (b"before", b"after"):
+        raise CommandError(errors.SYNTAX)
+    e = _write(c, argv[1])
+    if e is None:
+        return 0
+    d = e.value
+    try:
+        i = d.index(argv[3])
+    except ValueError:
+        return -1
+    d.insert(i if where == b"before" else i + 1, argv[4])
+    c.db.grow(e, memory.list_elem_cost(argv[4]))
+    return len(d)
+
+
+# ---- moves between lists ----
+
+def _move(c, src: bytes, dst: bytes, from_left: bool, to_left: bool):
+    db = c.db
+    e = _write(c, src)
+    if e is None:
+        return None
+    de = _write(c, dst)
+    d = e.value
+    x = d.popleft() if from_left else d.pop()
+    cost = memory.list_elem_cost(x)
+    if de is e:
+        (d.appendleft if to_left else d.append)(x)
+        db.grow(e, 0)  # rotated in place: same memory, but the key changed
+        return x
+    shrink(c, e, -cost)
+    if de is None:
+        v = RList((x,))
+        v.mem = LIST_BASE + cost
+        db.add(dst, v)
+    else:
+        (de.value.appendleft if to_left else de.value.append)(x)
+        db.grow(de, cost)
+    return x
+
+
+def _side(b: bytes) -> bool:
+    s = b.lower()
+    if s not in (b"left", b"right"):
+        raise CommandError(errors.SYNTAX)
+    return s == b"left"
+
+
+@command("lmove", 5, "write denyoom", first_key=1, last_key=2, group="list")
+def lmove(c, argv):
+    """LMOVE source destination LEFT|RIGHT LEFT|RIGHT
+    Pops an element from one end of a list and pushes it to an end of another."""
+    from_left, to_left = _side(argv[3]), _side(argv[4])
+    return _move(c, argv[1], argv[2], from_left, to_left)
+
+
+@command("rpoplpush", 3, "write denyoom", first_key=1, last_key=2, group="list")
+def rpoplpush(c, argv):
+    """RPOPLPUSH source destination
+    Pops the last element of a list and pushes it to the head of another."""
+    return _move(c, argv[1], argv[2], False, True)

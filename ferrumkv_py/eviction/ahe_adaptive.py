@@ -1,0 +1,405 @@
+"""AHE-adaptive (``ahe-controller adaptive``): the AHE score on scales that do not depend on
+the request rate, steered by duels between recency's and frequency's choices.
+
+The design as written (``ahe.py``, ``ahe-controller spec``) divides idle time by a fixed
+600 s, so the request rate rather than alpha decides whether it acts like LRU or like LFU,
+and its hit-ratio hill climber over 64 evictions follows noise.  This controller keeps the
+observable contract (one policy, a blend of recency, frequency and TTL urgency, ``ahe_alpha``
+and ``ahe_last_hit_ratio`` in INFO memory, O(samples) work per eviction) and changes what
+the terms are measured in and what moves alpha.  The simulator study behind every constant
+is ``docs/ahe-adaptive.md`` (``bench/evsim_ahe/``).
+
+Score (higher = evicted first)
+------------------------------
+::
+
+    T         turnover time: candidate keys x EWMA(ms per eviction)  (ms a cache's worth of
+              evictions takes; before the first measurement, EWMA of the sampled idle times)
+    recency   = idle_ms / T
+    rarity    = POINT_WEIGHT * (255 - counter)       counter: Morris counter, NOT decayed by
+                                                     wall time (see "Counter decay")
+    urgency   = 1 - ttl_left_ms / T  when a TTL ends within T, else 0
+    score     = alpha * recency + (1 - alpha) * rarity + urgency * (alpha + (1-alpha) * W)
+
+Both terms are in units that scale with the traffic: at 50x the request rate idle times and T
+both shrink 50x, so the same stream gets the same choices.  The blend is an exchange rate:
+one counter point is worth ``W * (1 - alpha) / alpha`` turnovers of idle time, i.e. the
+blend is LFU whose counters age by one point per that many turnovers.  alpha 0.05 -> a point
+is 76 turnovers (LFU with a recency tie-break); alpha 0.95 -> 0.21 turnover (close to LRU).
+
+Worked example (alpha 0.5, W 4, T = 20 s)::
+
+    key  idle   counter  TTL left  recency  rarity  urgency  score
+    a    40 s   5        none      2.0      1000    0        1.0 + 500            = 501.0
+    b    1 s    6        none      0.05     996     0        0.025 + 498          = 498.0
+    c    2 s    5        5 s       0.1      1000    0.75     0.05 + 500 + 1.875   = 501.9  <- evicted
+
+(urgency counts 0.75 * (0.5 + 0.5 * 4) = 1.875: a quarter of T left.)
+
+Controller: recency-versus-frequency duels
+------------------------------------------
+At each eviction the controller looks at the candidates it scored last (plus the victim) and
+asks which key recency alone would evict (largest idle, ties: smaller counter) and which
+frequency alone would (smallest counter, ties: larger idle).  When they differ and the victim
+is one of them, a *duel* starts: the victim becomes a ghost (its key hash is remembered), the
+other pick stays cached and its last-access time is noted.  Whichever of the two keys is
+referenced first was the wrong one to evict (Belady's rule on that pair)::
+
+    victim's key read again (a miss, ``on_miss``) while the other was not touched
+        -> the victim's term was wrong
+    the other key touched first (its ``lru`` changed; seen at the victim's return, at the
+        other key's own eviction, or when the duel's ring slot is reused)
+        -> the victim's term was right
+    neither within the ring's horizon -> no information
+
+The winning term pulls ``logit(alpha)`` by LEARNING_RATE toward itself, clamped to
+[logit 0.05, logit 0.95].  Every update is driven by evictions and reads, never by wall time.
+
+Ghost memory: a ring of ``keys // GHOST_FRACTION`` duels (GHOST_MIN..GHOST_MAX) plus a dict
+from key hash to ring slot; ``extra_memory_bytes()`` reports it (about PER_DUEL_BYTES per
+live duel) so the Evictor counts it against maxmemory.  No per-key memory is added.
+
+Counter decay: the Morris counter must not decay by wall time under this controller (the
+blend already ages it, in turnovers); ``counter_decay_minutes = 0`` tells the Evictor to build
+the keyspace's touch hook without decay (``lfu-decay-time`` is left to the lfu policies).
+
+Complexity: ``scores`` O(len(entries)); ``on_evict`` O(candidates) = O(samples);
+``on_miss`` O(1); memory O(GHOST_MAX).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .. import memory
+from .ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings
+from .lfu import LFU_COUNTER_MAX
+
+POINT_WEIGHT = 4.0                # W: turnovers of idle worth one counter point at alpha 0.5
+TTL_URGENCY_WEIGHT = 1.0          # urgency at its maximum, in blended units
+TTL_URGENCY_HORIZON = 1.0         # turnovers of remaining TTL below which urgency starts
+LEARNING_RATE = 0.06              # logit(alpha) change per decided duel
+GHOST_FRACTION = 10               # duel ring slots = candidate keys // this
+GHOST_MIN = 64                    # ring slots, lower bound
+GHOST_MAX = 16_384                # ring slots, upper bound (about 4 MB of ghosts)
+GHOST_RESIZE_FACTOR = 1.25        # resize the ring only when the wanted size moved this much
+EVICTIONS_PER_BLOCK = 1024        # evictions per turnover / hit-ratio measurement
+RATE_EWMA_WEIGHT = 0.25           # weight of the newest block in the ms-per-eviction EWMA
+IDLE_EWMA_WEIGHT = 1.0 / 64       # weight per scored batch in the fallback idle EWMA
+MIN_TURNOVER_MS = 1.0             # floor of T (a mass eviction within one ms)
+SCORED_BATCH_MAX = 64             # candidates remembered between two evictions
+PER_DUEL_BYTES = 2 * (memory.DICT_SLOT + 2 * memory.INT_OBJ) + memory.INT_OBJ
+RING_SLOT_BYTES = 5 * memory.LIST_SLOT
+
+THETA_MIN = math.log(AHE_ALPHA_MIN / (1.0 - AHE_ALPHA_MIN))
+THETA_MAX = math.log(AHE_ALPHA_MAX / (1.0 - AHE_ALPHA_MAX))
+
+
+def _logit(alpha: float) -> float:
+    alpha = min(max(alpha, AHE_ALPHA_MIN), AHE_ALPHA_MAX)
+    return math.log(alpha / (1.0 - alpha))
+
+
+def adaptive_score(alpha: float, idle_ms: int, counter: int, ttl_left_ms, turnover_ms: float,
+                   weight: float = POINT_WEIGHT) -> float:
+    """The score of one key (reference for :meth:`AdaptiveController.scores`).
+
+    ``ttl_left_ms`` is None for a key without TTL.  Complexity: O(1).
+    """
+    s = alpha * idle_ms / turnover_ms + (1.0 - alpha) * weight * (LFU_COUNTER_MAX - counter)
+    if ttl_left_ms is not None:
+        horizon = TTL_URGENCY_HORIZON * turnover_ms
+        if ttl_left_ms < horizon:
+            urgency = 1.0 - max(ttl_left_ms, 0) / horizon
+            s += TTL_URGENCY_WEIGHT * urgency * (alpha + (1.0 - alpha) * weight)
+    return s
+
+
+class AdaptiveController:
+    """AHE with rate-free terms and a duel controller (see the module docstring)."""
+
+    name = "adaptive"
+    counter_decay_minutes = 0     # the keyspace's Morris counter must not decay by wall time
+
+    def __init__(self, ks, settings: AheSettings):
+        self.ks = ks
+        self.settings = settings
+        self.volatile = False            # candidates are the keys with a TTL (volatile-ahe)
+        self.theta = _logit(settings.alpha_init)
+        self.alpha = 1.0 / (1.0 + math.exp(-self.theta))
+        self.turnover_ms = None          # T once measured
+        self.idle_ewma_ms = None         # fallback for T
+        self.ms_per_eviction = None
+        self.last_hit_ratio = 0.0
+        self._blk_start_ms = None
+        self._blk_n = 0
+        self._blk_hits = ks.hits
+        self._blk_misses = ks.misses
+        self._batch: list = []           # entries scored since the last eviction
+        # duel ring: victim key hash (None = free), the other entry (None = it became a
+        # ghost), its key hash, its lru at the start, True if the victim was recency's pick
+        self.cap = GHOST_MIN
+        self._vh: list = [None] * self.cap
+        self._alt: list = [None] * self.cap
+        self._ah: list = [None] * self.cap
+        self._alru: list = [0] * self.cap
+        self._vrec: list = [False] * self.cap
+        self._cursor = 0
+        self._watch: dict = {}           # key hash -> slot * 2 + side (0 victim, 1 other)
+        self.active = 0
+        self.duels = 0
+        self.recency_wins = 0
+        self.frequency_wins = 0
+        self.undecided = 0
+
+    # ---- protocol: configuration ----
+
+    def configure(self, settings: AheSettings) -> None:
+        """A new ``ahe-alpha-init`` restarts alpha; the spec's step/window/feedback and the
+        LFU decay do not apply here.  Complexity: O(1)."""
+        if settings.alpha_init != self.settings.alpha_init:
+            self._set_theta(_logit(settings.alpha_init))
+        self.settings = settings
+
+    def set_scope(self, volatile: bool) -> None:
+        """volatile-ahe: the turnover counts keys with a TTL only.  Complexity: O(1)."""
+        self.volatile = volatile
+
+    # ---- protocol: scoring ----
+
+    def scores(self, entries: list, now_ms: int) -> list:
+        """Score of each entry (see :func:`adaptive_score`), inlined.
+
+        Complexity: O(len(entries)).
+        """
+        if not entries:
+            return []
+        t = self.turnover_ms
+        if t is None:
+            mean_idle = sum(now_ms - e.lru for e in entries) / len(entries)
+            ew = self.idle_ewma_ms
+            ew = mean_idle if ew is None else ew + IDLE_EWMA_WEIGHT * (mean_idle - ew)
+            self.idle_ewma_ms = ew
+            t = ew
+        if t < MIN_TURNOVER_MS:
+            t = MIN_TURNOVER_MS
+        a = self.alpha
+        per_ms = a / t
+        w = (1.0 - a) * POINT_WEIGHT
+        top = LFU_COUNTER_MAX
+        horizon = TTL_URGENCY_HORIZON * t
+        urgent = TTL_URGENCY_WEIGHT * (a + w)
+        out = []
+        for e in entries:
+            s = (now_ms - e.lru) * per_ms + w * (top - e.lfu)
+            exp = e.exp
+            if exp > 0:
+                left = exp - now_ms
+                if left < horizon:
+                    s += urgent * (1.0 - (left if left > 0 else 0) / horizon)
+            out.append(s)
+        batch = self._batch
+        batch.extend(entries)
+        if len(batch) > SCORED_BATCH_MAX:
+            del batch[:len(batch) - SCORED_BATCH_MAX]
+        return out
+
+    # ---- protocol: feedback ----
+
+    def on_evict(self, entry, now_ms: int) -> None:
+        """The Evictor is about to unlink ``entry``: measure, settle, maybe start a duel.
+
+        Complexity: O(candidates scored since the last eviction) = O(samples).
+        """
+        self._count_block(now_ms)
+        watch = self._watch
+        h = hash(entry.key)
+        w = watch.get(h)
+        if w is not None and w & 1 and self._alt[w >> 1] is entry:
+            slot = w >> 1
+            if entry.lru != self._alru[slot]:
+                self._decide(slot, right=True)     # the kept pick was read before
+            else:
+                self._alt[slot] = None             # it becomes a ghost too
+        batch = self._batch
+        self._batch = []
+        if h in watch:
+            return
+        rk = fk = entry
+        r_idle = f_idle = now_ms - entry.lru
+        r_cnt = f_cnt = entry.lfu
+        for e in batch:
+            if e is entry or e.value is None:
+                continue
+            idle = now_ms - e.lru
+            c = e.lfu
+            if idle > r_idle or (idle == r_idle and c < r_cnt):
+                rk, r_idle, r_cnt = e, idle, c
+            if c < f_cnt or (c == f_cnt and idle > f_idle):
+                fk, f_idle, f_cnt = e, idle, c
+        if rk is fk:
+            return
+        if rk is entry:
+            other, victim_is_recency = fk, True
+        elif fk is entry:
+            other, victim_is_recency = rk, False
+        else:
+            return
+        oh = hash(other.key)
+        if oh in watch:
+            return
+        self._start(h, other, oh, victim_is_recency)
+
+    def on_miss(self, key: bytes) -> None:
+        """A read missed ``key``: if it is a duel's ghost, that duel is decided.
+
+        Complexity: O(1).
+        """
+        w = self._watch.get(hash(key))
+        if w is None:
+            return
+        slot = w >> 1
+        if w & 1:
+            self._decide(slot, right=True)         # the kept pick came back first
+        else:
+            alt = self._alt[slot]
+            self._decide(slot, right=alt is not None and alt.lru != self._alru[slot])
+
+    # ---- duels ----
+
+    def _start(self, vh: int, other, oh: int, victim_is_recency: bool) -> None:
+        slot = self._cursor
+        if self._vh[slot] is not None:
+            self._expire(slot)
+        self._vh[slot] = vh
+        self._alt[slot] = other
+        self._ah[slot] = oh
+        self._alru[slot] = other.lru
+        self._vrec[slot] = victim_is_recency
+        self._watch[vh] = slot * 2
+        self._watch[oh] = slot * 2 + 1
+        self.active += 1
+        self.duels += 1
+        self._cursor = slot + 1 if slot + 1 < self.cap else 0
+
+    def _expire(self, slot: int) -> None:
+        alt = self._alt[slot]
+        if alt is not None and alt.lru != self._alru[slot]:
+            self._decide(slot, right=True)
+        else:
+            self.undecided += 1
+            self._free(slot)
+
+    def _decide(self, slot: int, right: bool) -> None:
+        """right: evicting the victim rather than the other pick was correct."""
+        if self._vrec[slot] == right:
+            self.recency_wins += 1
+            self._set_theta(self.theta + LEARNING_RATE)
+        else:
+            self.frequency_wins += 1
+            self._set_theta(self.theta - LEARNING_RATE)
+        self._free(slot)
+
+    def _free(self, slot: int) -> None:
+        watch = self._watch
+        for h, code in ((self._vh[slot], slot * 2), (self._ah[slot], slot * 2 + 1)):
+            if watch.get(h) == code:
+                del watch[h]
+        self._vh[slot] = None
+        self._alt[slot] = None
+        self._ah[slot] = None
+        self.active -= 1
+
+    def _set_theta(self, theta: float) -> None:
+        theta = THETA_MIN if theta < THETA_MIN else (THETA_MAX if theta > THETA_MAX else theta)
+        self.theta = theta
+        self.alpha = 1.0 / (1.0 + math.exp(-theta))
+
+    # ---- turnover, hit ratio, ring size: once per EVICTIONS_PER_BLOCK evictions ----
+
+    def _count_block(self, now_ms: int) -> None:
+        if self._blk_start_ms is None:            # first eviction: size the ring now
+            self._blk_start_ms = now_ms
+            want = min(max(self._population() // GHOST_FRACTION, GHOST_MIN), GHOST_MAX)
+            if want != self.cap:
+                self._resize(want)
+        self._blk_n += 1
+        if self._blk_n < EVICTIONS_PER_BLOCK:
+            return
+        ms = max(now_ms - self._blk_start_ms, 0) / EVICTIONS_PER_BLOCK
+        m = self.ms_per_eviction
+        self.ms_per_eviction = ms if m is None else m + RATE_EWMA_WEIGHT * (ms - m)
+        ks = self.ks
+        keys = self._population()
+        self.turnover_ms = max(keys * self.ms_per_eviction, MIN_TURNOVER_MS)
+        dh, dm = ks.hits - self._blk_hits, ks.misses - self._blk_misses
+        if dh >= 0 and dm >= 0 and dh + dm > 0:       # (RESETSTAT makes them negative)
+            self.last_hit_ratio = dh / (dh + dm)
+        self._blk_hits, self._blk_misses = ks.hits, ks.misses
+        self._blk_start_ms = now_ms
+        self._blk_n = 0
+        want = min(max(keys // GHOST_FRACTION, GHOST_MIN), GHOST_MAX)
+        if want * GHOST_RESIZE_FACTOR < self.cap or want > self.cap * GHOST_RESIZE_FACTOR:
+            self._resize(want)
+
+    def _population(self) -> int:
+        dbs = self.ks.dbs
+        if self.volatile:
+            return sum(db.volatile for db in dbs)
+        return sum(len(db.data) for db in dbs)
+
+    def _resize(self, cap: int) -> None:
+        """New ring size; pending duels are settled as if their slots were reused.
+
+        Complexity: O(old + new size), at most once per block.
+        """
+        for slot in range(self.cap):
+            if self._vh[slot] is not None:
+                self._expire(slot)
+        self.cap = cap
+        self._vh = [None] * cap
+        self._alt = [None] * cap
+        self._ah = [None] * cap
+        self._alru = [0] * cap
+        self._vrec = [False] * cap
+        self._cursor = 0
+
+    # ---- protocol: observability ----
+
+    def extra_memory_bytes(self) -> int:
+        """Ghost ring and dict, in bytes (counted against maxmemory).  Complexity: O(1)."""
+        return self.cap * RING_SLOT_BYTES + self.active * PER_DUEL_BYTES
+
+    def info_fields(self) -> list:
+        t = self.turnover_ms if self.turnover_ms is not None else self.idle_ewma_ms
+        return [
+            ("ahe_controller", self.name),
+            ("ahe_alpha", "%.6f" % self.alpha),
+            ("ahe_last_hit_ratio", "%.6f" % self.last_hit_ratio),
+            ("ahe_turnover_ms", "%.1f" % (t or 0.0)),
+            ("ahe_duels", self.duels),
+            ("ahe_duels_recency_won", self.recency_wins),
+            ("ahe_duels_frequency_won", self.frequency_wins),
+            ("ahe_duels_undecided", self.undecided),
+            ("ahe_ghost_entries", len(self._watch)),
+            ("ahe_ghost_capacity", self.cap),
+        ]
+
+    def _check(self) -> None:
+        """Assert every invariant (tests call this after each step)."""
+        assert AHE_ALPHA_MIN - 1e-12 <= self.alpha <= AHE_ALPHA_MAX + 1e-12
+        assert THETA_MIN <= self.theta <= THETA_MAX
+        assert len(self._batch) <= SCORED_BATCH_MAX
+        live = [s for s in range(self.cap) if self._vh[s] is not None]
+        assert len(live) == self.active <= self.cap
+        assert len(self._watch) <= 2 * self.active
+        for h, code in self._watch.items():
+            slot, side = code >> 1, code & 1
+            assert self._vh[slot] is not None
+            assert (self._ah[slot] if side else self._vh[slot]) == h
+        assert self.duels == (self.recency_wins + self.frequency_wins + self.undecided
+                              + self.active)
+        assert self.extra_memory_bytes() <= GHOST_MAX * (RING_SLOT_BYTES + PER_DUEL_BYTES)
+
+
+CONTROLLERS.setdefault(AdaptiveController.name, AdaptiveController)   # ahe-controller adaptive

@@ -1,0 +1,134 @@
+"""Morris LFU counters, as Redis 7.0 keeps them (evict.c ``LFULogIncr`` / ``LFUDecrAndReturn``).
+
+Every entry carries an 8-bit logarithmic access counter ``Entry.lfu`` (0..255) and the time of
+its last access ``Entry.lru`` (epoch ms, which is also when the counter's decay period
+started).  A new key starts at ``LFU_INIT_VAL`` (5) so that it is not the first thing evicted.
+
+Increment (probabilistic, "Morris counter")
+-------------------------------------------
+On an access the counter grows by one with probability::
+
+    p(c) = 1 / ((c - LFU_INIT_VAL) * lfu_log_factor + 1)      for c > LFU_INIT_VAL
+    p(c) = 1                                                   for c <= LFU_INIT_VAL
+    p(255) = 0                                                 (saturated)
+
+so reaching counter ``c`` takes about ``factor * (c - 5)^2 / 2`` hits.  redis.conf's table,
+counter after N hits (the first "hit" creates the key)::
+
+    factor      100 hits   1K     100K    1M     10M
+    0           104        255    255     255    255
+    1           18         49     255     255    255
+    10          10         18     142     255    255
+    100         8          11     49      143    255
+
+The probabilities for every ``c`` are precomputed in a 256-entry table (rebuilt when
+``lfu-log-factor`` changes), so an increment is one ``random()`` and one comparison.
+
+Decay
+-----
+The counter loses one per ``lfu-decay-time`` minutes since the last access, counted on the
+minute clock as Redis does (``now_ms // 60000 - last_ms // 60000`` minute boundaries crossed),
+floored at 0.  ``lfu-decay-time 0`` means *never* decay (redis.conf's comment says otherwise;
+the code does not decay).  Decay is applied both when a key is read (then written back with
+the increment) and when it is scored for eviction or shown by ``OBJECT FREQ`` (not written
+back)::
+
+    counter 20, last access 12:00:59, decay-time 1, now 12:03:00
+    -> minutes crossed = 3 -> decayed counter 17
+
+Complexity: every function here is O(1).
+"""
+
+from __future__ import annotations
+
+from ..keyspace import LFU_INIT_VAL
+
+LFU_COUNTER_MAX = 255        # 8-bit counter ceiling
+MS_PER_MINUTE = 60_000       # the decay clock's unit
+
+
+def incr_probabilities(log_factor: int) -> tuple:
+    """The 256 increment probabilities ``p(c)`` for one ``lfu-log-factor``.
+
+    Complexity: O(256), run only when the factor changes.
+    """
+    table = []
+    for c in range(LFU_COUNTER_MAX + 1):
+        base = c - LFU_INIT_VAL
+        if c >= LFU_COUNTER_MAX:
+            table.append(0.0)
+        elif base <= 0:
+            table.append(1.0)
+        else:
+            table.append(1.0 / (base * log_factor + 1))
+    return tuple(table)
+
+
+def log_incr(counter: int, log_factor: int, r: float) -> int:
+    """Redis ``LFULogIncr``: one access with uniform draw ``r`` in [0, 1).
+
+    Complexity: O(1).
+    """
+    if counter >= LFU_COUNTER_MAX:
+        return LFU_COUNTER_MAX
+    base = counter - LFU_INIT_VAL
+    if base < 0:
+        base = 0
+    if r < 1.0 / (base * log_factor + 1):
+        return counter + 1
+    return counter
+
+
+def decr(counter: int, last_ms: int, now_ms: int, decay_minutes: int) -> int:
+    """Redis ``LFUDecrAndReturn``: the counter after decay, not written back.
+
+    Complexity: O(1).
+    """
+    if not decay_minutes:
+        return counter
+    periods = (now_ms // MS_PER_MINUTE - last_ms // MS_PER_MINUTE) // decay_minutes
+    if periods <= 0:
+        return counter
+    return counter - periods if periods < counter else 0
+
+
+def make_touch(log_factor: int, decay_minutes: int, rand):
+    """Build the access hook ``touch(counter, last_ms, now_ms) -> counter`` for the keyspace.
+
+    The keyspace calls it on every read and write lookup while ``ks.lfu_on`` is set; it decays
+    the counter, then increments it (Redis ``updateLFU``).  Settings are bound into the closure
+    so the per-access cost is a table lookup, one ``rand()`` and, with decay on, two integer
+    divisions; the Evictor rebuilds it when a knob changes.  ``rand`` is ``ks.rng.random``.
+
+    Complexity: O(1) per call.
+    """
+    probs = incr_probabilities(log_factor)
+    if not decay_minutes:
+        def touch(counter, last_ms, now_ms, _p=probs, _r=rand):
+            return counter + 1 if _r() < _p[counter] else counter
+        return touch
+
+    def touch_decay(counter, last_ms, now_ms, _p=probs, _r=rand, _d=decay_minutes,
+                    _m=MS_PER_MINUTE):
+        periods = (now_ms // _m - last_ms // _m) // _d
+        if periods > 0:
+            counter = counter - periods if periods < counter else 0
+        return counter + 1 if _r() < _p[counter] else counter
+    return touch_decay
+
+
+def lfu_scores(entries: list, now_ms: int, decay_minutes: int) -> list:
+    """Eviction scores under an lfu policy: ``255 - decayed counter`` (rarest = largest).
+
+    Complexity: O(len(entries)).
+    """
+    out = []
+    m = MS_PER_MINUTE
+    for e in entries:
+        c = e.lfu
+        if decay_minutes:
+            periods = (now_ms // m - e.lru // m) // decay_minutes
+            if periods > 0:
+                c = c - periods if periods < c else 0
+        out.append(LFU_COUNTER_MAX - c)
+    return out

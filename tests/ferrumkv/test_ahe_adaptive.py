@@ -1,0 +1,318 @@
+"""AHE-adaptive controller (eviction/ahe_adaptive.py): scores, duels on synthetic feeds,
+bounds, the ghost memory bound, determinism, and a small in-process read-through run."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from ferrumkv_py.clock import ManualClock
+from ferrumkv_py.eviction import ahe_adaptive as A
+from ferrumkv_py.eviction import lfu
+from ferrumkv_py.eviction.ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings
+from ferrumkv_py.eviction.pool import EvictionPool
+from ferrumkv_py.keyspace import Entry, Keyspace
+
+NOW = 1_700_000_000_000
+
+
+def make(alpha=0.5, keys=0):
+    ks = Keyspace(databases=1, clock=ManualClock(NOW), rng=random.Random(7))
+    db = ks.dbs[0]
+    for i in range(keys):
+        db.add(b"fill:%d" % i, b"v")
+    ctl = A.AdaptiveController(ks, AheSettings(alpha_init=alpha))
+    return ks, ctl
+
+
+def ent(key, idle_ms, counter, now=NOW, exp=0):
+    return Entry(key, b"v", now - idle_ms, counter, exp)
+
+
+def duel(ctl, victim_recency: bool, i: int, now=NOW):
+    """Score a recency pick and a frequency pick, evict one; returns (victim, other)."""
+    r = ent(b"r%d" % i, 50_000, 9, now)       # idle, but read often before
+    f = ent(b"f%d" % i, 10, 5, now)           # fresh, but rare
+    ctl.scores([r, f], now)
+    victim, other = (r, f) if victim_recency else (f, r)
+    ctl.on_evict(victim, now)
+    victim.value = None                       # what Database.unlink does
+    return victim, other
+
+
+# ---- score ----
+
+def test_worked_example_from_docstring():
+    t = 20_000.0
+    assert A.adaptive_score(0.5, 40_000, 5, None, t) == pytest.approx(501.0)
+    assert A.adaptive_score(0.5, 1_000, 6, None, t) == pytest.approx(498.025)
+    assert A.adaptive_score(0.5, 2_000, 5, 5_000, t) == pytest.approx(501.925)
+
+
+def test_scores_match_reference_and_ttl_urgency():
+    ks, ctl = make(alpha=0.3)
+    ctl.turnover_ms = 8_000.0
+    ents = [ent(b"a", 100, 5), ent(b"b", 90_000, 30), ent(b"c", 5, 200, exp=NOW + 2_000),
+            ent(b"d", 5, 200, exp=NOW + 50_000), ent(b"e", 0, 0, exp=NOW - 1)]
+    got = ctl.scores(ents, NOW)
+    for e, s in zip(ents, got):
+        left = e.exp - NOW if e.exp > 0 else None
+        want = A.adaptive_score(ctl.alpha, NOW - e.lru, e.lfu, left, 8_000.0)
+        assert s == pytest.approx(want)
+    assert got[2] > A.adaptive_score(ctl.alpha, 5, 200, None, 8_000.0)     # urgent
+    assert got[3] == pytest.approx(A.adaptive_score(ctl.alpha, 5, 200, None, 8_000.0))
+
+
+def test_scores_do_not_depend_on_the_request_rate():
+    """50x the rate: idle times and the turnover both shrink 50x -> the same scores."""
+    _, slow = make()
+    _, fast = make()
+    slow.turnover_ms, fast.turnover_ms = 50_000.0, 1_000.0
+    rnd = random.Random(3)
+    spec = [(50 * rnd.randrange(0, 4_000), rnd.randrange(0, 40)) for _ in range(50)]
+    s1 = slow.scores([ent(b"k", i, c) for i, c in spec], NOW)
+    s2 = fast.scores([ent(b"k", i // 50, c) for i, c in spec], NOW)
+    assert s1 == pytest.approx(s2)
+
+
+def test_fallback_turnover_is_the_sampled_idle_ewma():
+    _, ctl = make()
+    ctl.scores([ent(b"a", 1_000, 5), ent(b"b", 3_000, 5)], NOW)
+    assert ctl.idle_ewma_ms == pytest.approx(2_000)
+    assert ctl.turnover_ms is None
+
+
+# ---- duels ----
+
+def test_alpha_moves_to_recency_when_frequency_victims_come_back():
+    _, ctl = make()
+    a0 = ctl.alpha
+    for i in range(20):
+        victim, _ = duel(ctl, victim_recency=False, i=i)
+        ctl.on_miss(victim.key)               # the rare fresh key was read again first
+        ctl._check()
+    assert ctl.alpha > a0
+    assert ctl.recency_wins == 20 and ctl.frequency_wins == 0
+    assert ctl.theta == pytest.approx(20 * A.LEARNING_RATE)
+
+
+def test_alpha_moves_to_frequency_when_recency_victims_come_back():
+    _, ctl = make()
+    for i in range(20):
+        victim, _ = duel(ctl, victim_recency=True, i=i)
+        ctl.on_miss(victim.key)
+        ctl._check()
+    assert ctl.alpha < 0.5
+    assert ctl.frequency_wins == 20
+
+
+def test_kept_pick_touched_first_means_the_victim_was_right():
+    _, ctl = make()
+    victim, other = duel(ctl, victim_recency=True, i=0)
+    other.lru += 7                            # the kept frequency pick was read first
+    ctl.on_miss(victim.key)
+    assert ctl.recency_wins == 1 and ctl.alpha > 0.5
+    ctl._check()
+
+
+def test_kept_pick_evicted_untouched_becomes_a_ghost_and_can_win():
+    _, ctl = make()
+    victim, other = duel(ctl, victim_recency=False, i=0)
+    ctl.on_evict(other, NOW)                  # evicted later without being read
+    other.value = None
+    assert ctl.active == 1 and len(ctl._watch) == 2
+    ctl.on_miss(other.key)                    # ...and read (a miss) before the victim
+    assert ctl.frequency_wins == 1 and ctl.active == 0
+    ctl._check()
+
+
+def test_kept_pick_evicted_after_a_read_decides_at_once():
+    _, ctl = make()
+    victim, other = duel(ctl, victim_recency=False, i=0)
+    other.lru += 1
+    ctl.on_evict(other, NOW + 1)
+    assert ctl.frequency_wins == 1 and ctl.active == 0
+    ctl._check()
+
+
+def test_no_duel_when_the_picks_agree_or_the_victim_is_neither():
+    _, ctl = make()
+    a, b = ent(b"a", 9_000, 5), ent(b"b", 10, 9)  # a is both picks
+    ctl.scores([a, b], NOW)
+    ctl.on_evict(a, NOW)
+    assert ctl.duels == 0
+    r, f, m = ent(b"r", 9_000, 9), ent(b"f", 10, 5), ent(b"m", 500, 7)
+    ctl.scores([r, f, m], NOW)
+    ctl.on_evict(m, NOW)
+    assert ctl.duels == 0
+    ctl._check()
+
+
+def test_ring_reuse_settles_old_duels():
+    ks, ctl = make(keys=0)
+    ctl.on_evict(ent(b"x", 1, 5), NOW)        # first eviction sizes the ring (GHOST_MIN)
+    cap = ctl.cap
+    pairs = [duel(ctl, victim_recency=True, i=i) for i in range(cap)]
+    pairs[0][1].lru += 1                      # only the first kept pick was read
+    for i in range(cap, cap + 2):
+        duel(ctl, victim_recency=True, i=i)   # reuses slots 0 and 1
+    assert ctl.recency_wins == 1 and ctl.undecided == 1
+    assert ctl.active == cap
+    ctl._check()
+
+
+def test_alpha_stays_within_bounds():
+    _, ctl = make()
+    for i in range(500):
+        victim, _ = duel(ctl, victim_recency=False, i=i)
+        ctl.on_miss(victim.key)
+    assert ctl.alpha == pytest.approx(AHE_ALPHA_MAX)
+    for i in range(500, 1500):
+        victim, _ = duel(ctl, victim_recency=True, i=i)
+        ctl.on_miss(victim.key)
+    assert ctl.alpha == pytest.approx(AHE_ALPHA_MIN)
+    ctl._check()
+
+
+def test_alpha_init_setting_and_configure():
+    _, ctl = make(alpha=0.8)
+    assert ctl.alpha == pytest.approx(0.8)
+    ctl.configure(AheSettings(alpha_init=0.2))
+    assert ctl.alpha == pytest.approx(0.2)
+    ctl.configure(AheSettings(alpha_init=0.2, step=0.3))   # spec knobs do not reset alpha
+    assert ctl.alpha == pytest.approx(0.2)
+
+
+# ---- turnover, memory bound ----
+
+def test_turnover_is_keys_times_ms_per_eviction():
+    ks, ctl = make(keys=3_000)
+    now = NOW
+    for i in range(A.EVICTIONS_PER_BLOCK):
+        now += 2
+        ctl.on_evict(ent(b"z%d" % i, 0, 5, now), now)
+    assert ctl.ms_per_eviction == pytest.approx(2.0 * (A.EVICTIONS_PER_BLOCK - 1)
+                                                / A.EVICTIONS_PER_BLOCK)
+    assert ctl.turnover_ms == pytest.approx(3_000 * ctl.ms_per_eviction)
+    assert ctl.cap == 3_000 // A.GHOST_FRACTION
+
+
+def test_volatile_scope_counts_only_keys_with_ttl():
+    ks, ctl = make(keys=1_000)
+    db = ks.dbs[0]
+    for i in range(100):
+        db.set_expire(db.data[b"fill:%d" % i], NOW + 10_000)
+    ctl.set_scope(True)
+    assert ctl._population() == 100
+    ctl.set_scope(False)
+    assert ctl._population() == 1_000
+
+
+def test_ghost_memory_is_bounded_and_reported():
+    ks, ctl = make(keys=0)
+    ctl._population = lambda: 10 ** 9          # a huge key space: ring at GHOST_MAX
+    rnd = random.Random(5)
+    now = NOW
+    peak = 0
+    for i in range(3 * A.GHOST_MAX):
+        now += 1
+        duel(ctl, victim_recency=rnd.random() < 0.5, i=i, now=now)
+        peak = max(peak, ctl.extra_memory_bytes())
+    assert ctl.cap == A.GHOST_MAX
+    assert len(ctl._watch) <= 2 * A.GHOST_MAX
+    assert peak <= A.GHOST_MAX * (A.RING_SLOT_BYTES + A.PER_DUEL_BYTES)
+    assert ctl.extra_memory_bytes() == (ctl.cap * A.RING_SLOT_BYTES
+                                        + ctl.active * A.PER_DUEL_BYTES)
+    ctl._check()
+
+
+def test_info_fields_keep_the_contract():
+    _, ctl = make()
+    info = dict(ctl.info_fields())
+    assert info["ahe_controller"] == "adaptive"
+    assert 0.0 < float(info["ahe_alpha"]) < 1.0
+    assert float(info["ahe_last_hit_ratio"]) == 0.0
+    assert CONTROLLERS["adaptive"] is A.AdaptiveController
+    assert A.AdaptiveController.counter_decay_minutes == 0
+
+
+# ---- determinism and a small read-through run ----
+
+def _random_feed(seed: int) -> list:
+    rnd = random.Random(seed)
+    _, ctl = make()
+    now = NOW
+    trace = []
+    pending = []
+    for i in range(3_000):
+        now += rnd.randrange(1, 4)
+        victim, other = duel(ctl, victim_recency=rnd.random() < 0.4, i=i, now=now)
+        pending.append((victim, other))
+        if rnd.random() < 0.5 and pending:
+            v, o = pending.pop(rnd.randrange(len(pending)))
+            if rnd.random() < 0.5:
+                o.lru = now
+            ctl.on_miss(v.key)
+        trace.append(ctl.alpha)
+    ctl._check()
+    return trace + [ctl.recency_wins, ctl.frequency_wins, ctl.undecided]
+
+
+def test_deterministic_for_a_seeded_feed():
+    assert _random_feed(11) == _random_feed(11)
+    assert _random_feed(11) != _random_feed(12)
+
+
+def read_through(ctl_or_none, keys: list, capacity: int, seed: int = 1):
+    """GET; on a miss evict (pool of 16, 5 samples) and SET.  Returns (hit ratio, ks)."""
+    clock = ManualClock(NOW)
+    ks = Keyspace(databases=1, clock=clock, rng=random.Random(seed))
+    ks.lfu_on = True
+    ks.lfu_touch = lfu.make_touch(10, 0, ks.rng.random)
+    db = ks.dbs[0]
+    pool = EvictionPool()
+    ctl = ctl_or_none(ks) if ctl_or_none else None
+    if ctl is not None:
+        ks.miss_hook = ctl.on_miss
+    for n, k in enumerate(keys):
+        if n % 2 == 0:
+            clock.advance(1)                  # 2 requests per ms
+            ks.refresh_time()
+        key = b"k%d" % k
+        if db.lookup_read(key) is not None:
+            continue
+        if len(db.data) >= capacity:
+            now = ks.now_ms
+            victim = None
+            while victim is None:
+                ents = db.sample(5)
+                scores = ctl.scores(ents, now) if ctl else [now - e.lru for e in ents]
+                for s, e in zip(scores, ents):
+                    pool.offer(s, 0, e.key)
+                while victim is None and len(pool):
+                    victim = db.data.get(pool.pop_best()[2])
+            if ctl is not None:
+                ctl.on_evict(victim, now)
+            db.unlink(victim)
+        db.add(key, b"v")
+    return ks.hits / (ks.hits + ks.misses), ctl
+
+
+def zipf_keys(n: int, universe: int, s: float, seed: int) -> list:
+    rnd = random.Random(seed)
+    w = [1.0 / (r + 1) ** s for r in range(universe)]
+    return rnd.choices(range(universe), weights=w, k=n)
+
+
+def test_read_through_stable_zipf_goes_to_frequency_and_beats_lru():
+    keys = zipf_keys(60_000, 20_000, 0.9, seed=4)
+    make_ctl = lambda ks: A.AdaptiveController(ks, AheSettings())   # noqa: E731
+    h_ahe, ctl = read_through(make_ctl, keys, capacity=500)
+    h_lru, _ = read_through(None, keys, capacity=500)
+    ctl._check()
+    assert ctl.alpha < 0.2
+    assert ctl.duels > 1_000 and ctl.frequency_wins > ctl.recency_wins
+    assert ctl.turnover_ms is not None and math.isfinite(ctl.turnover_ms)
+    assert h_ahe > h_lru + 0.02

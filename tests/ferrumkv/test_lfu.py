@@ -1,0 +1,175 @@
+"""Morris LFU counters (eviction/lfu.py): Redis's growth table, decay on a ManualClock.
+
+Tolerance for redis.conf's table (counter after N hits, the first hit creating the key): the
+median over many independent counters must be within max(2, 10%) of the published value.
+The published values are themselves single runs, and the spread of one Morris counter is a
+few units (standard deviation about 7 at counter 142), so a median is the fair comparison.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+
+import pytest
+
+from ferrumkv_py.clock import ManualClock
+from ferrumkv_py.config import Config
+from ferrumkv_py.eviction import lfu
+from ferrumkv_py.eviction.lfu import (LFU_COUNTER_MAX, LFU_INIT_VAL, MS_PER_MINUTE, decr,
+                                      incr_probabilities, log_incr, make_touch)
+from ferrumkv_py.server import Server
+
+# redis.conf: counter after 100 / 1K / 100K / 1M / 10M hits
+REDIS_TABLE = {
+    0: (104, 255, 255, 255, 255),
+    1: (18, 49, 255, 255, 255),
+    10: (10, 18, 142, 255, 255),
+    100: (8, 11, 49, 143, 255),
+}
+HITS = (100, 1_000, 100_000, 1_000_000, 10_000_000)
+
+
+def within_tolerance(got: float, want: int) -> bool:
+    return abs(got - want) <= max(2, 0.10 * want)
+
+
+def inproc(policy="allkeys-lfu", seed=1, **cfg):
+    config = Config()
+    config.set("maxmemory-policy", policy)
+    for k, v in cfg.items():
+        config.set(k.replace("_", "-"), str(v))
+    clock = ManualClock()
+    srv = Server(config, clock=clock, rng=random.Random(seed))
+    return srv, clock
+
+
+def counter_after(factor: int, hits: int, rng: random.Random) -> int:
+    """Counter after ``hits`` hits, skipping failed increments geometrically.
+
+    Uses the same probability table as the keyspace's touch function; equivalent in
+    distribution to calling it ``hits - 1`` times, in O(255) instead of O(hits).
+    """
+    probs = incr_probabilities(factor)
+    c, left = LFU_INIT_VAL, hits - 1
+    while left > 0 and c < LFU_COUNTER_MAX:
+        p = probs[c]
+        trials = 1 if p >= 1.0 else int(math.log(1.0 - rng.random()) / math.log1p(-p)) + 1
+        if trials > left:
+            break
+        left -= trials
+        c += 1
+    return c
+
+
+@pytest.mark.parametrize("factor", sorted(REDIS_TABLE))
+def test_growth_matches_redis_table(factor):
+    rng = random.Random(factor)
+    for hits, want in zip(HITS, REDIS_TABLE[factor]):
+        med = statistics.median(counter_after(factor, hits, rng) for _ in range(101))
+        assert within_tolerance(med, want), (factor, hits, med, want)
+
+
+@pytest.mark.parametrize("factor,hits,runs", [(0, 100, 3), (1, 1000, 41), (10, 1000, 41),
+                                              (100, 1000, 41), (10, 100_000, 3)])
+def test_touch_function_matches_table_directly(factor, hits, runs):
+    """The real per-access function, called hits-1 times (no decay)."""
+    idx = HITS.index(hits)
+    rng = random.Random(7)
+    results = []
+    for _ in range(runs):
+        touch = make_touch(factor, 0, rng.random)
+        c = LFU_INIT_VAL
+        for _ in range(hits - 1):
+            c = touch(c, 0, 0)
+        results.append(c)
+    assert within_tolerance(statistics.median(results), REDIS_TABLE[factor][idx])
+
+
+def test_log_incr_rules():
+    assert log_incr(255, 10, 0.0) == 255                  # saturated
+    assert log_incr(0, 10, 0.999) == 1                    # below LFU_INIT_VAL: always
+    assert log_incr(5, 10, 0.999) == 6                    # base 0: p = 1
+    assert log_incr(6, 10, 1 / 11 - 1e-9) == 7            # p = 1 / (1*10 + 1)
+    assert log_incr(6, 10, 1 / 11 + 1e-9) == 6
+    assert log_incr(100, 0, 0.999) == 101                 # factor 0: always
+    probs = incr_probabilities(10)
+    assert probs[5] == 1.0 and probs[255] == 0.0 and probs[6] == pytest.approx(1 / 11)
+    rng = random.Random(3)
+    for c in range(256):
+        r = rng.random()
+        assert log_incr(c, 10, r) == (c + 1 if r < probs[c] else c)
+
+
+def test_decr_counts_minute_boundaries():
+    t0 = 10 * MS_PER_MINUTE
+    assert decr(20, t0, t0 + 3 * MS_PER_MINUTE, 1) == 17
+    assert decr(20, t0 + 59_900, t0 + 60_100, 1) == 19     # one boundary crossed
+    assert decr(20, t0, t0 + 59_999, 1) == 20
+    assert decr(20, t0, t0 + 5 * MS_PER_MINUTE, 2) == 18   # 5 minutes / 2 per step
+    assert decr(20, t0, t0 + 500 * MS_PER_MINUTE, 1) == 0  # floored
+    assert decr(20, t0, t0 + 500 * MS_PER_MINUTE, 0) == 20  # decay-time 0: never
+
+
+def test_keyspace_reads_increment_and_decay_on_manual_clock():
+    srv, clock = inproc("allkeys-lfu", lfu_log_factor=0)
+    ks, ev = srv.ks, srv.evictor
+    db = ks.dbs[0]
+    db.set(b"k", b"v")
+    for _ in range(99):
+        assert db.lookup_read(b"k") is not None
+    e = db.data[b"k"]
+    assert e.lfu == 104                        # redis.conf: factor 0, 100 hits
+    clock.advance(3 * MS_PER_MINUTE)
+    ks.refresh_time()
+    assert ev.object_freq(e) == 101            # decayed for display, not written back
+    assert e.lfu == 104
+    db.lookup_read(b"k")                       # decay written back, then +1 (factor 0)
+    assert e.lfu == 102
+    srv.config.set("lfu-decay-time", "0")
+    clock.advance(60 * MS_PER_MINUTE)
+    ks.refresh_time()
+    assert ev.object_freq(e) == 102
+    ks._check()
+
+
+def test_knobs_apply_at_runtime():
+    srv, clock = inproc("allkeys-lfu", lfu_log_factor=1000)
+    db = srv.ks.dbs[0]
+    db.set(b"k", b"v")
+    for _ in range(20):
+        db.lookup_read(b"k")
+    slow = db.data[b"k"].lfu
+    assert slow < 15                           # factor 1000: ~1 increment past 5
+    srv.config.set("lfu-log-factor", "0")
+    for _ in range(20):
+        db.lookup_read(b"k")
+    assert db.data[b"k"].lfu == slow + 20
+
+
+def test_counter_maintained_only_under_lfu_and_ahe():
+    for policy, on in (("allkeys-lru", False), ("noeviction", False), ("allkeys-lfu", True),
+                       ("volatile-lfu", True), ("allkeys-ahe", True), ("volatile-ahe", True)):
+        srv, _ = inproc(policy, lfu_log_factor=0)
+        db = srv.ks.dbs[0]
+        db.set(b"k", b"v")
+        db.lookup_read(b"k")
+        assert srv.ks.lfu_on is on
+        assert db.data[b"k"].lfu == (LFU_INIT_VAL + 1 if on else LFU_INIT_VAL), policy
+        assert srv.evictor.freq_tracked is on
+        assert srv.evictor.idle_tracked is (not policy.endswith("-lfu"))
+
+
+def test_lfu_scores_rank_rare_keys_first():
+    srv, clock = inproc("allkeys-lfu", lfu_log_factor=0)
+    db = srv.ks.dbs[0]
+    for key, reads in ((b"hot", 50), (b"warm", 10), (b"cold", 0)):
+        db.set(key, b"v")
+        for _ in range(reads):
+            db.lookup_read(key)
+    ents = [db.data[k] for k in (b"hot", b"warm", b"cold")]
+    scores = lfu.lfu_scores(ents, srv.ks.now_ms, 1)
+    assert scores == [255 - 55, 255 - 15, 255 - 5]
+    clock.advance(10 * MS_PER_MINUTE)
+    assert lfu.lfu_scores(ents, clock.now_ms(), 1) == [255 - 45, 255 - 5, 255]

@@ -1,0 +1,130 @@
+"""The litehit shadow: recording, exact-LRU numbers, and agreement with an offline replay."""
+
+import csv
+import json
+import os
+import random
+
+import pytest
+import redis
+
+from ferrumkv_py.shadow import INSTANCE_ID, trace_config_json
+from litehit.cli import main as litehit_main
+
+
+def _litehit(argv) -> int:
+    """Run the litehit CLI in-process; its exit status."""
+    try:
+        return litehit_main(argv) or 0
+    except SystemExit as e:
+        return e.code
+
+
+def _zipf_read_through(r, n, universe, seed, mget_every=0):
+    rng = random.Random(seed)
+    for i in range(n):
+        k = "k%d" % min(int(rng.paretovariate(1.1)), universe)
+        if mget_every and i % mget_every == 0:
+            r.mget([k, k + ":b", k + ":c"])
+        if r.get(k) is None:
+            r.set(k, "v" * rng.randint(1, 40))
+
+
+def test_shadow_off_by_default(r):
+    assert r.info("litehit") == {"litehit_shadow": 0}
+    with pytest.raises(redis.ResponseError, match="litehit shadow is off"):
+        r.execute_command("LITEHIT", "CURVE")
+
+
+def test_switch_on_at_runtime_and_count(r):
+    r.config_set("litehit-shadow", "yes")
+    r.set("a", "1")
+    r.get("a"), r.get("a"), r.get("missing")
+    info = r.info("litehit")
+    assert info["litehit_shadow"] == 1
+    assert info["litehit_requests"] == 3 and info["litehit_writes"] == 1
+    # exact LRU at infinite capacity: a (committed by SET) hits twice, missing misses
+    assert info["litehit_exact_hit_rate_inf"] == pytest.approx(2 / 3)
+    assert info["litehit_real_hit_rate"] == pytest.approx(2 / 3)
+    assert info["litehit_unique_blocks"] == 2
+    assert r.execute_command("LITEHIT", "RESET") in (b"OK", "OK", True)
+    assert r.info("litehit")["litehit_requests"] == 0
+    r.config_set("litehit-shadow", "no")
+    assert r.info("litehit") == {"litehit_shadow": 0}
+
+
+def test_prefix_mode_mget_is_one_request(make_server):
+    s = make_server(litehit_shadow="yes", litehit_shadow_mode="prefix")
+    r = redis.Redis(port=s.port, protocol=3)
+    r.mset({"p1": "x", "p2": "x"})
+    r.mget(["p1", "p2", "p3"])          # server: 2 leading hits of 3
+    r.mget(["p1", "p2", "p3"])          # exact LRU: p1 p2 p3 all resident now
+    info = r.info("litehit")
+    assert info["litehit_requests"] == 2 and info["litehit_blocks"] == 6
+    assert info["litehit_real_hit_rate"] == pytest.approx(4 / 6)
+    assert info["litehit_exact_hit_rate_inf"] == pytest.approx(5 / 6)
+
+
+def test_curve_and_capacity(make_server):
+    s = make_server(litehit_shadow="yes", maxmemory="100000", litehit_block_bytes="1000",
+                    maxmemory_policy="allkeys-lru", litehit_capacities="1 5")
+    r = redis.Redis(port=s.port, protocol=2)
+    for k in ["a", "b", "c", "a", "b", "c"]:
+        r.get(k)
+    info = r.info("litehit")
+    assert info["litehit_capacity_blocks"] == 100
+    assert info["litehit_slot_1_hit_rate"] == 0
+    assert info["litehit_slot_5_hit_rate"] == pytest.approx(0.5)
+    curve = r.execute_command("LITEHIT", "CURVE", "4")
+    assert [int(c) for c, _ in curve][0] == 1
+    assert float(curve[-1][1]) == pytest.approx(0.5)
+    with pytest.raises(redis.ResponseError):
+        r.execute_command("LITEHIT", "CURVE", "1")
+
+
+def test_db_is_part_of_the_block_id(make_server):
+    s = make_server(litehit_shadow="yes")
+    r0 = redis.Redis(port=s.port, db=0, protocol=2)
+    r1 = redis.Redis(port=s.port, db=1, protocol=2)
+    r0.set("same", "x")
+    r1.get("same")
+    assert r0.info("litehit")["litehit_exact_hit_rate_inf"] == 0
+
+
+def test_shadow_equals_offline_replay_and_query(make_server, tmp_path):
+    """The shadow's numbers equal `litehit replay` + `litehit query` of its recorded trace."""
+    block_bytes = 1000
+    cap = 40
+    s = make_server(litehit_shadow="yes", dir=str(tmp_path), litehit_trace_file="trace.jsonl",
+                    maxmemory=str(cap * block_bytes), maxmemory_policy="allkeys-lru",
+                    litehit_block_bytes=str(block_bytes), litehit_capacities="5 200")
+    r = redis.Redis(port=s.port, protocol=3)
+    _zipf_read_through(r, 3000, 400, seed=7, mget_every=50)
+    info = r.info("litehit")
+    saved = r.execute_command("LITEHIT", "SAVE")
+    saved = saved.decode() if isinstance(saved, bytes) else saved
+    assert saved == os.path.join(str(tmp_path), "litehit_facts.csv")
+    caps = [cap, 5, 200]
+    conf = tmp_path / "replay.json"
+    conf.write_text(trace_config_json(str(tmp_path / "trace.jsonl"), str(tmp_path / "offline"),
+                                      block_bytes, caps))
+    assert _litehit(["replay", str(conf)]) == 0
+    out = tmp_path / "q.jsonl"
+    gbs = [str(c * block_bytes / 2 ** 30) for c in caps] + ["-1"]
+    assert _litehit(["query", str(tmp_path / "offline" / "litehit_facts.csv"), str(out)]
+                        + gbs) == 0
+    summary = [json.loads(line) for line in out.read_text().splitlines()][-1]
+    assert summary["requests"] == info["litehit_requests"]
+    assert summary["total_input_tokens"] == info["litehit_blocks"]
+    rates = summary["total_hit_blocks"]
+    total = summary["total_input_tokens"]
+    assert rates[0] / total == pytest.approx(info["litehit_exact_hit_rate"], abs=1e-6)
+    assert rates[1] / total == pytest.approx(info["litehit_slot_5_hit_rate"], abs=1e-6)
+    assert rates[2] / total == pytest.approx(info["litehit_slot_200_hit_rate"], abs=1e-6)
+    assert rates[3] / total == pytest.approx(info["litehit_exact_hit_rate_inf"], abs=1e-6)
+    # The published facts carry the same hit curves, row for row.
+    with open(saved) as f1, open(tmp_path / "offline" / "litehit_facts.csv") as f2:
+        ours = [(row["trace_id"], row["hit_curve"]) for row in csv.DictReader(f1)]
+        theirs = [(row["trace_id"], row["hit_curve"]) for row in csv.DictReader(f2)]
+    assert ours == theirs and len(ours) == info["litehit_requests"]
+    assert all(tid.startswith(INSTANCE_ID + "-") for tid, _ in ours)
