@@ -1,29 +1,34 @@
 """What eviction costs: SET and GET throughput under each maxmemory policy against noeviction.
 
-One run, same machine state: a fresh ferrumkv_py per policy (``python -m ferrumkv_py``,
-pinned to CPU 0 with ``taskset``), redis-benchmark pinned to CPU 1::
+All servers run side by side in one run (``python -m ferrumkv_py`` each, pinned to CPU 0
+with ``taskset``); redis-benchmark, pinned to CPU 1, drives them one at a time::
 
-    redis-benchmark -p P -t set|get -n N -r UNIVERSE -d 100 -P 16 -c 50 -q
+    redis-benchmark -p P -t get|set -n N -r 1000000 -d 100 -P 16 -c 50 -q
 
-Set-up per server: KEYS keys (default 1M) ``key:%012d`` with 100-byte values are loaded with
-``redis-cli --pipe`` (with ``EX 86400`` under volatile policies, so they have candidates),
-taking every other id of a universe of ``KEYS / FILL`` ids (FILL 0.5 -> 2M).  A policy
-server then gets ``maxmemory`` = its used_memory after loading, so it sits exactly at the
-limit; the noeviction server has no limit.  During the SET run about ``1 - FILL`` of the
-SETs create a key: on the policy servers each of those evicts one key first, on the baseline
-the data set grows.  Both servers insert the same keys, so the ratio isolates the eviction
-work (sampling, scoring, pool, unlink, AHE feedback) plus the per-command ``make_room()``
-check.  GET runs first, on the same data everywhere (LFU / AHE pay the Morris counter update
-on each hit).  Under volatile policies the SETs create keys without TTL, so volatile candidates
-shrink slowly during the run; they never run out at these sizes.
+Set-up: every server is loaded (``redis-cli --pipe``) with the same ``FILL * UNIVERSE`` keys
+(default 900k of ``key:000000000000`` .. ``key:000000999999``, evenly spread, 100-byte
+values; with ``EX 86400`` for the volatile policies so they have candidates).  A policy
+server then gets ``maxmemory`` = its used_memory after loading: it sits at the limit with
+about 1M keys' worth of data.  The noeviction server has no limit.
 
-noeviction runs first and last; the ratios use the mean of the two, and the spread between
-them shows the machine's drift.  Besides ops/s it reports the server's CPU time per request
-(utime + stime from /proc), whose ratio holds up better on a shared, noisy machine.  Usage::
+Measurement: ROUNDS rounds; each round runs a GET burst then a SET burst of N requests on
+every server in turn, the noeviction baseline first.  The ratios use the median over the
+rounds, which keeps them stable on a shared, noisy machine; besides ops/s the server's CPU
+time per request (utime + stime from /proc) is reported, and its ratio is the steadier one.
+During SET bursts about ``1 - FILL`` of the SETs create a key (10% at the default fill): a
+policy server evicts for each of them, the baseline grows instead (a little, so its SETs get
+slightly cheaper over the rounds: this biases the ratios against the policies).  Both insert
+the same keys, so the difference is the eviction work (``make_room()`` on every SET,
+sampling, scoring, pool, unlink, AHE feedback).  GET hits pay the Morris counter update
+under the lfu and ahe policies.  ``--fill 0.5`` is the harsh setting (half the SETs evict).
+"evict us" is the extra server CPU per evicted key, from the SET CPU difference.
 
-    .venv/bin/python bench/eviction_cost.py               # ~1M keys, all policies (~5 min)
-    .venv/bin/python bench/eviction_cost.py --quick       # 200k keys, ~1.5 min
-    .venv/bin/python bench/eviction_cost.py --policies allkeys-lru,allkeys-ahe --keys 500000
+Usage::
+
+    .venv/bin/python bench/eviction_cost.py               # ~1M keys, all policies (~6 min)
+    .venv/bin/python bench/eviction_cost.py --quick       # 200k-key universe (~2 min)
+    .venv/bin/python bench/eviction_cost.py --policies allkeys-lru,allkeys-ahe --fill 0.5
+    .venv/bin/python bench/eviction_cost.py --rss         # memory model vs RSS (~4 min)
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -45,6 +51,7 @@ ALL_POLICIES = ("allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-ahe",
 VALUE_BYTES = 100
 TTL_S = 86400
 GOAL_RATIO = 0.85
+US_PER_S = 1e6
 
 
 def free_port() -> int:
@@ -62,6 +69,7 @@ class Server:
     """A ferrumkv_py subprocess on a free port, stopped by its PID."""
 
     def __init__(self, policy: str):
+        self.policy = policy
         self.port = free_port()
         cmd = taskset(SERVER_CPU) + [sys.executable, "-m", "ferrumkv_py", "--port",
                                      str(self.port), "--maxmemory-policy", policy]
@@ -107,14 +115,14 @@ class Server:
 
 
 def load_protocol(keys: int, universe: int, ttl: bool) -> bytes:
-    """RESP for SET key:%012d <100 bytes> [EX ttl] over every other id of the universe."""
-    step = max(1, universe // keys)
+    """RESP for SET key:%012d <100 bytes> [EX ttl] for ``keys`` ids spread evenly over the
+    universe (9 ids out of 10 at fill 0.9, every other id at 0.5)."""
     value = b"x" * VALUE_BYTES
     tail = b"$2\r\nEX\r\n$%d\r\n%d\r\n" % (len(str(TTL_S)), TTL_S) if ttl else b""
     head = b"*5\r\n$3\r\nSET\r\n" if ttl else b"*3\r\n$3\r\nSET\r\n"
     parts = []
     for i in range(keys):
-        key = b"key:%012d" % (i * step)
+        key = b"key:%012d" % (i * universe // keys)
         parts.append(b"%s$%d\r\n%s\r\n$%d\r\n%s\r\n%s" % (head, len(key), key, VALUE_BYTES,
                                                          value, tail))
     return b"".join(parts)
@@ -126,9 +134,14 @@ def load(srv: Server, data: bytes) -> None:
 
 
 def bench(port: int, test: str, n: int, universe: int) -> float:
-    cmd = taskset(CLIENT_CPU) + ["redis-benchmark", "-p", str(port), "-t", test, "-n", str(n),
+    """One redis-benchmark burst; ``setex`` is ``SET key:__rand_int__ <100 B> EX 86400``."""
+    cmd = taskset(CLIENT_CPU) + ["redis-benchmark", "-p", str(port), "-n", str(n),
                                  "-r", str(universe), "-d", str(VALUE_BYTES), "-P", "16",
                                  "-c", "50", "-q"]
+    if test == "setex":
+        cmd += ["SET", "key:__rand_int__", "x" * VALUE_BYTES, "EX", str(TTL_S)]
+    else:
+        cmd += ["-t", test]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     text = out.stdout + out.stderr
     m = re.findall(r"([\d.]+) requests per second", text)
@@ -143,99 +156,162 @@ def ttl_supported(srv: Server) -> bool:
     return reply == "OK"
 
 
-def run_policy(policy: str, args, protos: dict) -> dict:
+def prepare(policy: str, protos: dict):
+    """Start and load one server (at its limit, unless noeviction)."""
     srv = Server(policy)
+    if not ttl_supported(srv):
+        srv.stop()
+        raise RuntimeError("this build does not support SET ... EX")
+    load(srv, protos[policy.startswith("volatile-")])
+    info = srv.info()
+    if policy != "noeviction":
+        srv.cli("config", "set", "maxmemory", info["used_memory"])
+    vol = policy.startswith("volatile-")
+    # The baseline runs both kinds of write burst; a volatile policy writes with TTLs (plain
+    # SETs would strip them and leave nothing to evict).
+    srv.tests = ("get", "set", "setex") if policy == "noeviction" else \
+        ("get", "setex" if vol else "set")
+    srv.samples = {t + sfx: [] for t in srv.tests for sfx in ("", "_cpu_us")}
+    srv.evicted = []
+    print("  %-16s loaded %s" % (policy, info.get("db0", "")), flush=True)
+    return srv
+
+
+def measure(srv: Server, args) -> None:
+    """One round on one server: a GET burst then its write burst(s)."""
+    for test in srv.tests:
+        cpu0 = srv.cpu_s()
+        ev0 = int(srv.info()["evicted_keys"])
+        srv.samples[test].append(bench(srv.port, test, args.requests, args.universe))
+        srv.samples[test + "_cpu_us"].append((srv.cpu_s() - cpu0) / args.requests * US_PER_S)
+        if test != "get":
+            srv.evicted.append(int(srv.info()["evicted_keys"]) - ev0)
+
+
+def rss_of(srv: Server) -> int:
+    with open("/proc/%d/statm" % srv.proc.pid) as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def set_protocol(n: int, size: int, ttl: bool, prefix: bytes = b"key:") -> bytes:
+    """SET <prefix>%012d <size bytes> [EX 86400] for ids 0..n-1."""
+    value = b"x" * size
+    tail = b"$2\r\nEX\r\n$%d\r\n%d\r\n" % (len(str(TTL_S)), TTL_S) if ttl else b""
+    head = b"*5\r\n$3\r\nSET\r\n" if ttl else b"*3\r\n$3\r\nSET\r\n"
+    return b"".join(b"%s$%d\r\n%s\r\n$%d\r\n%s\r\n%s" % (
+        head, len(prefix) + 12, prefix + b"%012d" % i, size, value, tail) for i in range(n))
+
+
+def rss_report(n: int) -> None:
+    """The memory model against RSS (docs/memory.md): growth per key, then under churn."""
+    print("RSS growth per key, %d keys 'key:%%012d' SET through redis-cli --pipe:" % n)
+    print("%-12s %12s %12s %10s" % ("value", "RSS B/key", "model B/key", "model/RSS"))
+    for size, ttl in ((10, False), (100, False), (1000, False), (10, True), (1000, True)):
+        srv = Server("noeviction")
+        try:
+            load(srv, set_protocol(1, size, ttl, b"warm"))
+            time.sleep(0.3)
+            r0, u0 = rss_of(srv), int(srv.info()["used_memory"])
+            load(srv, set_protocol(n, size, ttl))
+            time.sleep(0.5)
+            rss, used = (rss_of(srv) - r0) / n, (int(srv.info()["used_memory"]) - u0) / n
+            print("%-12s %12.1f %12.1f %10.3f" % ("%d B%s" % (size, " + EX" if ttl else ""),
+                                                  rss, used, used / rss), flush=True)
+        finally:
+            srv.stop()
+    print("\nunder eviction churn: maxmemory 100mb allkeys-lru, passes of %d new 100-byte "
+          "keys:" % n)
+    srv = Server("allkeys-lru")
     try:
-        vol = policy.startswith("volatile-")
-        if vol and not ttl_supported(srv):
-            return {"skipped": "SET ... EX not supported by this build"}
-        load(srv, protos[vol])
-        info = srv.info()
-        keys_loaded = int(info.get("db0", "keys=0").split(",")[0].split("=")[1])
-        if policy != "noeviction":
-            srv.cli("config", "set", "maxmemory", info["used_memory"])
-        res = {"keys": keys_loaded}
-        for test in ("get", "set"):      # GET first: both servers hold the same keys
-            cpu0 = srv.cpu_s()
-            res[test] = bench(srv.port, test, args.requests, args.universe)
-            res[test + "_cpu_us"] = (srv.cpu_s() - cpu0) / args.requests * 1e6
-        info = srv.info()
-        res.update(evicted=int(info["evicted_keys"]), hits=int(info["keyspace_hits"]),
-                   misses=int(info["keyspace_misses"]), used=int(info["used_memory"]),
-                   maxmemory=int(info["maxmemory"]), rss=int(info["used_memory_rss"]),
-                   alpha=info.get("ahe_alpha", ""))
-        return res
+        srv.cli("config", "set", "maxmemory", "100mb")
+        r0 = rss_of(srv)
+        for rep in range(3):
+            load(srv, set_protocol(n, VALUE_BYTES, False, b"p%d:" % rep))
+            time.sleep(0.5)
+            info = srv.info()
+            grown = rss_of(srv) - r0
+            print("  pass %d: used_memory %.1f MB, RSS growth %.1f MB (%.2fx), evicted %s"
+                  % (rep + 1, int(info["used_memory"]) / 2 ** 20, grown / 2 ** 20,
+                     grown / int(info["used_memory"]), info["evicted_keys"]), flush=True)
     finally:
         srv.stop()
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="200k keys, 200k requests per test")
-    ap.add_argument("--keys", type=int, default=1_000_000, help="keys held by each server")
-    ap.add_argument("--fill", type=float, default=0.5,
-                    help="share of the key universe that fits (universe = keys / fill)")
-    ap.add_argument("--requests", type=int, default=600_000, help="requests per test")
+    ap.add_argument("--quick", action="store_true",
+                    help="200k-key universe, 100k requests per burst, 3 rounds")
+    ap.add_argument("--universe", type=int, default=1_000_000,
+                    help="distinct keys the benchmark uses (redis-benchmark -r)")
+    ap.add_argument("--fill", type=float, default=0.9,
+                    help="share of the universe loaded and held under maxmemory")
+    ap.add_argument("--requests", type=int, default=200_000, help="requests per burst")
+    ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--policies", default=",".join(ALL_POLICIES))
+    ap.add_argument("--rss", action="store_true",
+                    help="instead: the memory model against RSS (docs/memory.md)")
     args = ap.parse_args()
+    if args.rss:
+        rss_report(200_000 if args.quick else 1_000_000)
+        return 0
     if args.quick:
-        args.keys, args.requests = 200_000, 200_000
-    args.universe = int(args.keys / args.fill)
+        args.universe, args.requests, args.rounds = 200_000, 100_000, 3
+    args.keys = int(args.universe * args.fill)
     for exe in ("redis-benchmark", "redis-cli"):
         if not shutil.which(exe):
             print("missing %s (apt-get install redis-tools)" % exe)
             return 2
     policies = [p for p in args.policies.split(",") if p]
-    print("eviction cost: %d keys held, universe %d, %d requests per test, -P 16 -c 50 -d %d"
-          % (args.keys, args.universe, args.requests, VALUE_BYTES), flush=True)
+    print("eviction cost: %d keys held of a %d-key universe; %d rounds of %d requests per "
+          "burst; -P 16 -c 50 -d %d" % (args.keys, args.universe, args.rounds, args.requests,
+                                        VALUE_BYTES), flush=True)
+    t0 = time.time()
     protos = {False: load_protocol(args.keys, args.universe, False),
               True: load_protocol(args.keys, args.universe, True)}
-    t0 = time.time()
-    results = {"noeviction#1": run_policy("noeviction", args, protos)}
-    show("noeviction#1", results["noeviction#1"], None)
-    for policy in policies:
-        results[policy] = run_policy(policy, args, protos)
-        show(policy, results[policy], None)
-    results["noeviction#2"] = run_policy("noeviction", args, protos)
-    show("noeviction#2", results["noeviction#2"], None)
-    a, b = results["noeviction#1"], results["noeviction#2"]
-    fields = ("set", "get", "set_cpu_us", "get_cpu_us")
-    base = {t: (a[t] + b[t]) / 2 for t in fields}
-    print("\nbaseline noeviction: SET %.0f/s (runs %.0f, %.0f), GET %.0f/s (runs %.0f, %.0f);"
-          " server CPU per request SET %.2f us, GET %.2f us"
-          % (base["set"], a["set"], b["set"], base["get"], a["get"], b["get"],
-             base["set_cpu_us"], base["get_cpu_us"]))
-    print("ratios to noeviction: throughput (ops/s) and CPU (noeviction CPU per request /"
-          " this policy's)")
-    print("%-16s %9s %6s %6s %9s %6s %6s %9s %7s" % (
-        "policy", "SET/s", "ratio", "cpu", "GET/s", "ratio", "cpu", "evicted", "hit%"))
-    worst_tp = worst_cpu = 1.0
-    for policy in policies:
-        r = results[policy]
-        if "skipped" in r:
-            print("%-16s skipped: %s" % (policy, r["skipped"]))
-            continue
-        rs, rg = r["set"] / base["set"], r["get"] / base["get"]
-        cs = base["set_cpu_us"] / r["set_cpu_us"]
-        cg = base["get_cpu_us"] / r["get_cpu_us"]
-        worst_tp, worst_cpu = min(worst_tp, rs, rg), min(worst_cpu, cs, cg)
-        hit = 100.0 * r["hits"] / max(1, r["hits"] + r["misses"])
-        print("%-16s %9.0f %6.2f %6.2f %9.0f %6.2f %6.2f %9d %6.1f%%  %s" % (
-            policy, r["set"], rs, cs, r["get"], rg, cg, r["evicted"], hit,
-            "used<=max" if r["used"] <= r["maxmemory"] else "OVER LIMIT"))
-    print("\nworst ratio: throughput %.2f, CPU %.2f (goal >= %.2f); %.0f s"
-          % (worst_tp, worst_cpu, GOAL_RATIO, time.time() - t0))
+    servers = []
+    try:
+        for policy in ["noeviction"] + policies:
+            servers.append(prepare(policy, protos))
+        for r in range(args.rounds):
+            for srv in servers:
+                measure(srv, args)
+            print("  round %d/%d done (%.0f s)" % (r + 1, args.rounds, time.time() - t0),
+                  flush=True)
+        report(servers, args, t0)
+        for srv in servers:
+            info = srv.info()
+            if int(info["maxmemory"]) and int(info["used_memory"]) > int(info["maxmemory"]):
+                print("  %s: used_memory over maxmemory!" % srv.policy)
+    finally:
+        for srv in servers:
+            srv.stop()
     return 0
 
 
-def show(name: str, r: dict, _base) -> None:
-    if "skipped" in r:
-        print("  %-14s skipped (%s)" % (name, r["skipped"]), flush=True)
-        return
-    print("  %-14s keys %8d  GET %9.0f/s (%.2f us CPU)  SET %9.0f/s (%.2f us CPU)  evicted"
-          " %8d  rss %5.0f MB" % (name, r["keys"], r["get"], r["get_cpu_us"], r["set"],
-                                  r["set_cpu_us"], r["evicted"], r["rss"] / 2 ** 20),
-          flush=True)
+def report(servers: list, args, t0: float) -> None:
+    med = {s.policy: {k: statistics.median(v) for k, v in s.samples.items()} for s in servers}
+    base = med["noeviction"]
+    print("\nnoeviction: GET %.0f/s (%.2f us CPU), SET %.0f/s (%.2f us CPU), SET EX %.0f/s "
+          "(%.2f us CPU); per-round SET ops/s %s"
+          % (base["get"], base["get_cpu_us"], base["set"], base["set_cpu_us"], base["setex"],
+             base["setex_cpu_us"], " ".join("%.0f" % x for x in servers[0].samples["set"])))
+    print("ratio = the policy's ops/s over noeviction's; cpu = noeviction's CPU per request "
+          "over the policy's (medians).  Writes are SET, or SET EX for volatile-*")
+    print("%-16s %9s %6s %6s %9s %6s %6s %9s %9s" % (
+        "policy", "write/s", "ratio", "cpu", "GET/s", "ratio", "cpu", "evict/op", "evict us"))
+    worst_tp = worst_cpu = 1.0
+    for s in servers[1:]:
+        m = med[s.policy]
+        w = s.tests[1]
+        rs, rg = m[w] / base[w], m["get"] / base["get"]
+        cs, cg = base[w + "_cpu_us"] / m[w + "_cpu_us"], base["get_cpu_us"] / m["get_cpu_us"]
+        worst_tp, worst_cpu = min(worst_tp, rs, rg), min(worst_cpu, cs, cg)
+        per_op = statistics.median(s.evicted) / args.requests
+        extra = (m[w + "_cpu_us"] - base[w + "_cpu_us"]) / per_op if per_op else 0.0
+        print("%-16s %9.0f %6.2f %6.2f %9.0f %6.2f %6.2f %9.3f %9.1f" % (
+            s.policy, m[w], rs, cs, m["get"], rg, cg, per_op, extra))
+    print("\nworst ratio: throughput %.2f, CPU %.2f (goal >= %.2f); %.0f s"
+          % (worst_tp, worst_cpu, GOAL_RATIO, time.time() - t0))
 
 
 if __name__ == "__main__":

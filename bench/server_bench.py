@@ -73,6 +73,15 @@ class Proc:
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_port(self.port)
 
+    def cpu_s(self) -> float:
+        """User + system CPU seconds the server has used (from /proc, 0 elsewhere)."""
+        try:
+            with open("/proc/%d/stat" % self.p.pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def rss(self) -> int:
         with open("/proc/%d/statm" % self.p.pid) as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -90,19 +99,27 @@ class Proc:
             self.p.wait()
 
 
-def bench(port: int, test: str, n: int, pipeline: int, keyspace: int = 100000,
+def bench(proc: "Proc", test: str, n: int, pipeline: int, keyspace: int = 100000,
           data: int = 100) -> dict:
-    """One redis-benchmark run; returns rps, p50, p99 (ms)."""
+    """One redis-benchmark run; returns rps, p50, p99 (ms) and the server's CPU us per op.
+
+    CPU per op (``/proc/PID/stat``) is the steadier number on a shared machine: ops/s drops
+    when another process takes the server's core, CPU time per op hardly moves.
+    """
+    port = proc.port
+    cpu0 = proc.cpu_s()
     cmd = taskset(CLIENT_CPU) + ["redis-benchmark", "-p", str(port), "-c", "50", "-n", str(n),
                                  "-r", str(keyspace), "-d", str(data), "-P", str(pipeline),
                                  "-t", test, "--csv"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         raise RuntimeError("redis-benchmark failed: %s" % (out.stderr or out.stdout)[-500:])
+    cpu_us = (proc.cpu_s() - cpu0) * 1e6
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     row = rows[-1]
+    # LRANGE_100 runs an LPUSH fill first: charge the CPU to all the requests sent
     return {"rps": float(row["rps"]), "p50": float(row["p50_latency_ms"]),
-            "p99": float(row["p99_latency_ms"])}
+            "p99": float(row["p99_latency_ms"]), "cpu": cpu_us / (n * len(rows))}
 
 
 def median_result(results: list[dict]) -> dict:
@@ -114,11 +131,11 @@ def part_throughput(args, table: list) -> None:
     try:
         for pipeline in (1, 16):
             n = args.requests * (4 if pipeline == 16 else 1)
-            for test in TESTS:
+            for test in args.tests.split(","):
                 got = {"ferrumkv": [], "redis": []}
                 for _ in range(args.reps):
                     for proc in (ours, ref):
-                        got[proc.kind].append(bench(proc.port, test, n, pipeline))
+                        got[proc.kind].append(bench(proc, test, n, pipeline))
                 a, b = median_result(got["ferrumkv"]), median_result(got["redis"])
                 row = ("%s -P %d" % (test.upper(), pipeline), a, b)
                 table.append(row)
@@ -138,7 +155,7 @@ def part_eviction(args, table: list) -> None:
         proc = Proc("ferrumkv", extra)
         try:
             for test in ("set", "get"):
-                runs = [bench(proc.port, test, n, 16, keyspace=keyspace)
+                runs = [bench(proc, test, n, 16, keyspace=keyspace)
                         for _ in range(args.reps)]
                 results[(policy, test)] = median_result(runs)
             info = proc.cli("info", "stats")
@@ -162,7 +179,7 @@ def part_shadow(args, table: list) -> None:
         proc = Proc("ferrumkv", ["--litehit-shadow", mode])
         try:
             for test in ("set", "get"):
-                runs = [bench(proc.port, test, n, 16) for _ in range(args.reps)]
+                runs = [bench(proc, test, n, 16) for _ in range(args.reps)]
                 results[(mode, test)] = median_result(runs)
         finally:
             proc.stop()
@@ -206,9 +223,11 @@ def part_memory(args, table: list) -> None:
 
 
 def print_row(name: str, a: dict, b: dict) -> None:
-    print("%-34s ferrumkv %10.0f/s p50 %5.2f p99 %5.2f | redis %10.0f/s p50 %5.2f p99 %5.2f"
-          " | ratio %.2f" % (name, a["rps"], a["p50"], a["p99"], b["rps"], b["p50"], b["p99"],
-                            a["rps"] / b["rps"]), flush=True)
+    print("%-34s ours %8.0f/s p50 %5.2f p99 %6.2f %5.2fus | ref %8.0f/s p50 %5.2f p99 %6.2f"
+          " %5.2fus | ratio %.2f cpu %.2f"
+          % (name, a["rps"], a["p50"], a["p99"], a["cpu"], b["rps"], b["p50"], b["p99"],
+             b["cpu"], a["rps"] / b["rps"], b["cpu"] / a["cpu"] if a["cpu"] else 0),
+          flush=True)
 
 
 def write_markdown(path: str, table: list, args) -> None:
@@ -241,6 +260,7 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=100000, help="requests per -P 1 run")
     ap.add_argument("--reps", type=int, default=3, help="interleaved repetitions")
     ap.add_argument("--keys", type=int, default=1_000_000, help="keys for the RSS test")
+    ap.add_argument("--tests", default=",".join(TESTS), help="throughput tests to run")
     ap.add_argument("--parts", default="throughput,eviction,shadow,memory")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     args = ap.parse_args()

@@ -35,11 +35,13 @@ def build_config(argv: list[str]) -> Config:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in ("-h", "--help"):
-        print(USAGE)
-        print("Options (name, default):")
-        for spec in SPECS.values():
-            print("  --%-30s %-14s %s" % (spec.name, format_value(spec, spec.default) or '""',
-                                          spec.doc))
+        lines = [USAGE, "Options (name, default):"] + [
+            "  --%-30s %-14s %s" % (spec.name, format_value(spec, spec.default) or '""',
+                                    spec.doc) for spec in SPECS.values()]
+        try:
+            print("\n".join(lines))
+        except BrokenPipeError:  # `ferrumkv-server --help | head`
+            pass
         return 0
     if argv and argv[0] in ("-v", "--version"):
         print("ferrumkv_py v=%s" % __version__)

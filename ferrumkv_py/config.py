@@ -58,7 +58,7 @@ S = ConfigSpec
 TABLE: tuple[ConfigSpec, ...] = (
     # ---- network and clients ----
     S("bind", "string", "127.0.0.1", False, doc="addresses to listen on (space separated)"),
-    S("port", "int", 6380, False, 0, 65535, doc="TCP port (0 = pick a free one)"),
+    S("port", "int", 6380, True, 0, 65535, doc="TCP port (0 = pick a free one)"),
     S("maxclients", "int", 10000, True, 1, UINT_MAX, doc="connections refused beyond this"),
     S("timeout", "int", 0, True, 0, INT_MAX, doc="close idle clients after N seconds (0 = never)"),
     S("tcp-keepalive", "int", 300, True, 0, INT_MAX, doc="SO_KEEPALIVE interval, seconds"),

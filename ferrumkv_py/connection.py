@@ -22,7 +22,7 @@ import time
 from . import errors
 from .errors import CommandError
 from .registry import COMMANDS, lookup
-from .resp import (NEED_MORE, NULL_ARRAY, QUEUED, ProtocolError, RequestReader, encode,
+from .resp import (NEED_MORE, NULL_ARRAY, QUEUED, ProtocolError, Raw, RequestReader, encode,
                    encode_error)
 
 _perf_ns = time.perf_counter_ns
@@ -48,6 +48,7 @@ class Client(asyncio.Protocol):
         self.lib_name = b""
         self.lib_ver = b""
         self.reader = RequestReader(server.config["proto-max-bulk-len"])
+        self._count = server.stats.pending.append   # Stats.flush counts them per read
         self.authenticated = not server.requirepass
         self.transport = None
         self.addr = "?:0"
@@ -112,17 +113,20 @@ class Client(asyncio.Protocol):
             return
         reader = self.reader
         server = self.server
+        stats = server.stats
         server.ks.refresh_time()
         self.last_interaction = server.now_mono
-        server.stats.net_input_bytes += len(data)
+        stats.net_input_bytes += len(data)
         reader.feed(data)
         out = []
         call = self.call
+        get = reader.get
+        t0 = _perf_ns()  # one clock pair per read, not per command: see Stats
         while True:
             try:
-                argv = reader.get()
+                argv = get()
             except ProtocolError as e:
-                server.stats.protocol_errors += 1
+                stats.protocol_errors += 1
                 out.append(e.reply())
                 self.closing = True
                 break
@@ -131,9 +135,11 @@ class Client(asyncio.Protocol):
             out.append(call(argv))
             if self.closing:
                 break
+        if stats.pending:
+            stats.flush(_perf_ns() - t0)
         if out:
             data = b"".join(out) if len(out) > 1 else out[0]
-            server.stats.net_output_bytes += len(data)
+            stats.net_output_bytes += len(data)
             self.transport.write(data)
         if self.closing:
             self.transport.close()
@@ -166,7 +172,7 @@ class Client(asyncio.Protocol):
             a = spec.arity
             if (n != a) if a > 0 else (n < -a):
                 return self._reject("ERR " + errors.WRONG_ARGS % spec.name, spec)
-        if not self.authenticated and not spec.noauth:
+        if self.reader.unauth and not spec.noauth:  # not the property: one call less
             return self._reject(errors.NOAUTH, spec)
         multi = self.multi
         if multi is not None and "no_multi" in spec.flags:
@@ -190,32 +196,34 @@ class Client(asyncio.Protocol):
 
     def run(self, spec, argv: list) -> bytes:
         """Execute a checked command: handler, encoding, stats, WATCH and shadow hooks."""
-        server = self.server
         self.last_cmd = spec.name  # CLIENT LIST shows the running command, as Redis
-        t0 = _perf_ns()
         try:
             reply = spec.handler(self, argv)
         except CommandError as e:
-            server.stats.count_call(spec, _perf_ns() - t0, failed=True)
-            server.stats.count_error(e.code)
+            stats = self.server.stats
+            stats.count_call(spec, 0, failed=True)
+            stats.count_error(e.code)
             return encode_error(e.text)
         except Exception as e:  # a handler bug: answer, log, keep the connection and server
             log.exception("command %s failed", spec.name)
-            server.stats.count_call(spec, _perf_ns() - t0, failed=True)
-            server.stats.count_error("ERR")
+            stats = self.server.stats
+            stats.count_call(spec, 0, failed=True)
+            stats.count_error("ERR")
             return encode_error("ERR internal error in '%s': %s" % (spec.name,
                                                                     e.__class__.__name__))
+        self._count(spec)
         t = reply.__class__
         if t is bytes:
             out = b"$%d\r\n%b\r\n" % (len(reply), reply)
+        elif t is Raw:
+            out = reply
         elif reply is None:
             out = b"_\r\n" if self.proto == 3 else b"$-1\r\n"
         elif t is int:
             out = b":%d\r\n" % reply
         else:
-            out = reply if t.__name__ == "Raw" else encode(reply, self.proto)
-        server.stats.count_call(spec, _perf_ns() - t0)
-        shadow = server.shadow
+            out = encode(reply, self.proto)
+        shadow = self.server.shadow
         if shadow is not None:
             shadow.record(self, spec, argv, reply)
         self.last_cmd = spec.name

@@ -149,15 +149,17 @@ class PyRequestReader:
     """Pure-Python request reader with Redis 7.0's exact rules and error texts.
 
     State between calls, as Redis keeps in its client struct: ``_left`` arguments still owed
-    by the current multibulk frame, ``_argv`` those already read, and ``_need``, the number of
-    bytes (counted from ``pos``) a waiting bulk payload needs; until that many have arrived,
-    :meth:`feed` only appends to ``_chunks`` instead of copying the buffer.
+    by the current multibulk frame and ``_argv`` those already read.  While the reader waits,
+    it also knows for what: ``_need`` bytes (counted from ``pos``, a bulk payload) or the
+    ``_wait`` byte that ends a header or an inline line.  Until that has arrived,
+    :meth:`feed` only appends to ``_chunks`` instead of copying the buffer, so a payload or
+    a header trickling in byte by byte costs O(bytes), not O(bytes^2).
 
     Complexity: O(bytes) per command, however the bytes are split into reads.
     """
 
     __slots__ = ("buf", "pos", "max_bulk_len", "unauth", "_left", "_argv", "_chunks",
-                 "_chunks_len", "_need")
+                 "_chunks_len", "_need", "_wait")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN):
         self.buf = b""
@@ -169,10 +171,12 @@ class PyRequestReader:
         self._chunks: list = []
         self._chunks_len = 0
         self._need = 0
+        self._wait = None
 
     def feed(self, data: bytes) -> None:
         have = len(self.buf) - self.pos + self._chunks_len + len(data)
-        if have < self._need:
+        if have < self._need or (self._wait is not None and self._wait not in data
+                                 and have <= PROTO_INLINE_MAX_SIZE):
             self._chunks.append(data)
             self._chunks_len += len(data)
             return
@@ -184,6 +188,7 @@ class PyRequestReader:
         self.buf = b"".join(parts) if len(parts) > 1 else bytes(parts[0])
         self.pos = 0
         self._need = 0
+        self._wait = None
 
     def pending(self) -> int:
         """Bytes received and not yet returned as commands."""
@@ -193,11 +198,20 @@ class PyRequestReader:
         """True when no partial command is buffered."""
         return self._left == 0 and self.pos >= len(self.buf) and not self._chunks
 
+    def _check(self) -> None:
+        """Assert the resumable state is consistent (tests call it after every step)."""
+        assert 0 <= self.pos <= len(self.buf)
+        assert self._chunks_len == sum(len(c) for c in self._chunks)
+        assert self._left >= 0 and (self._left > 0 or not self._argv)
+        assert not self._chunks or self._need > 0 or self._wait is not None
+
     def get(self):
+        if self._chunks:  # still waiting for what the last call needed
+            return NEED_MORE
         while True:
             if self._left == 0:
                 buf, pos = self.buf, self.pos
-                if pos >= len(buf) or self._need:
+                if pos >= len(buf):
                     return NEED_MORE
                 if buf[pos] != 0x2A:  # not '*': an inline command
                     argv = self._inline(buf, pos)
@@ -218,6 +232,7 @@ class PyRequestReader:
         if nl < 0:
             if len(buf) - pos > PROTO_INLINE_MAX_SIZE:
                 raise ProtocolError("too big inline request")
+            self._wait = b"\n"
             return NEED_MORE
         end = nl - 1 if nl > pos and buf[nl - 1] == 0x0D else nl
         argv = split_inline(buf[pos:end])
@@ -231,6 +246,7 @@ class PyRequestReader:
         if cr < 0 or cr + 1 >= len(buf):
             if len(buf) - pos > PROTO_INLINE_MAX_SIZE:
                 raise ProtocolError("too big mbulk count string")
+            self._await_line_end(cr, pos)
             return False
         count = _parse_ll(buf[pos + 1:cr])
         if count is None or count > PROTO_MAX_MULTIBULK_LEN:
@@ -240,6 +256,14 @@ class PyRequestReader:
         self.pos = cr + 2
         self._left = max(count, 0)
         return True
+
+    def _await_line_end(self, cr: int, start: int) -> None:
+        """A header starting at ``start`` is incomplete: wait for its '\\r', or for the one
+        byte after a '\\r' that ends the buffer (Redis skips two bytes after the '\\r')."""
+        if cr < 0:
+            self._wait = b"\r"
+        else:
+            self._need = cr + 2 - start
 
     def _bulks(self) -> bool:
         """Read the owed ``$len`` arguments; False (state saved) when bytes are missing."""
@@ -252,6 +276,7 @@ class PyRequestReader:
                 if cr < 0 or cr + 1 >= n:
                     if n - p > PROTO_INLINE_MAX_SIZE:
                         raise ProtocolError("too big bulk count string")
+                    self._await_line_end(cr, p)
                     return False
                 if buf[p] != 0x24:  # '$'
                     raise ProtocolError("expected '$', got '%s'" % chr(buf[p]))
@@ -274,6 +299,18 @@ class PyRequestReader:
 
 
 _BIG_COUNT = re.compile(rb"\*\d{%d}" % HIREDIS_MAX_COUNT_DIGITS)
+# Wire bytes of a frame's headers, by count / length: ``*N\r\n`` and ``$len\r\n`` + ``\r\n``.
+# A table lookup instead of the digit arithmetic: GET -P 16 -4% CPU per command
+# (bench/server_bench.py --parts dispatch); longer arguments take the exact slow path.
+HEADER_TABLE_ARGS = 1024                   # frames with fewer arguments use the table
+HEADER_TABLE_LEN = 1 << 16                 # arguments shorter than this use the table
+_ARRAY_HEADER = bytes(3 + len(str(n)) for n in range(HEADER_TABLE_ARGS))
+_BULK_HEADER = bytes(5 + len(str(n)) for n in range(HEADER_TABLE_LEN))
+
+
+def _wire_size(frame: list) -> int:
+    """Canonical wire size of a request frame of bytes arguments (exact for any size)."""
+    return 3 + len(str(len(frame))) + sum(len(a) + 5 + len(str(len(a))) for a in frame)
 
 
 class RequestReader:
@@ -281,9 +318,12 @@ class RequestReader:
 
     hiredis is not Redis in three ways, and each is handled by the Python reader:
 
-    * it reads only RESP it knows: an inline command, a nested array, a ``$-1`` argument or
-      a bad length is a hiredis error (or an odd frame); the Python reader then re-reads the
-      stream from the last frame boundary and answers as Redis would;
+    * it reads any RESP, Redis only ``*`` frames of ``$`` bulks: an inline command, a nested
+      array, a ``+``/``(``/``=`` element, ``$-1`` or a bad length is a hiredis error or an
+      odd frame (each returned frame's type bytes are checked in the buffer, see
+      :meth:`_frame_end`); the Python reader then re-reads the stream from the last frame
+      boundary and answers as Redis would.  Where hiredis waits on a RESP3 or ``$`` header
+      that Redis reads as an inline command, the shadow (below) finds the command;
     * it allocates a ``*N`` frame's list up front, so ``*2000000000`` would cost 16 GB: a
       read holding ``*`` and 6+ digits goes to the Python reader (a payload that merely
       contains such text costs only the slower path until the next frame boundary);
@@ -291,8 +331,8 @@ class RequestReader:
       *shadow* Python reader is fed the same bytes and raises what Redis would raise.
 
     Boundary tracking: hiredis does not say where a frame ended, so the reader adds up the
-    canonical wire size of every frame it returns (``*N``, ``$len`` headers, payloads; the
-    frames hiredis accepts are canonical).  The bytes kept in ``_pending`` start at an
+    wire size of every frame it returns (``*N``, ``$len`` headers, payloads: canonical,
+    since hiredis parses lengths with Redis's string2ll).  The bytes kept in ``_pending`` start at an
     *anchor*, a known frame boundary.  When hiredis wants more bytes, the stream is either on
     a boundary (sum == bytes fed: drop everything) or inside a frame: the anchor moves to
     that frame's start and the shadow reader is built from it, then fed each new read until
@@ -335,7 +375,9 @@ class RequestReader:
                     self._tail + data[:HIREDIS_MAX_COUNT_DIGITS + 1])):
             self._switch_to_python(data)
             return
-        self._tail = (self._tail + data)[-(HIREDIS_MAX_COUNT_DIGITS + 1):]
+        # keep the last bytes only (no copy of a whole read: a large read costs O(1) here)
+        self._tail = (data if len(data) > HIREDIS_MAX_COUNT_DIGITS else self._tail + data)[
+            -(HIREDIS_MAX_COUNT_DIGITS + 1):]
         self._pending.append(data)
         self._fed += len(data)
         self._hr.feed(data)
@@ -356,7 +398,7 @@ class RequestReader:
             return self.get()
         try:
             frame = self._hr.gets()
-        except hiredis.ProtocolError:
+        except Exception:  # ProtocolError, or e.g. TypeError building a RESP3 map ('%1 ~2')
             self._switch_to_python(b"")
             return self.get()
         if frame is False:
@@ -365,26 +407,57 @@ class RequestReader:
                 self._fed = self._used = self._done = 0
                 self._shadow = None
                 self._tail = b""
-            else:
-                self._check_partial()
+            elif self._check_partial():
+                self._switch_to_python(b"")  # Redis reads a command where hiredis waits
+                return self.get()
             return NEED_MORE
         if frame.__class__ is not list or not frame:
             # *0, *-1 or a bare '+', ':' or '$' frame: let Redis's rules judge it
             self._switch_to_python(b"")
             return self.get()
-        size = 3 + len(str(len(frame)))
-        for a in frame:
-            if a.__class__ is not bytes:  # '$-1', ':1' or nested '*': Redis refuses it
-                self._switch_to_python(b"")
-                return self.get()
-            n = len(a)
-            size += n + (6 if n < 10 else 7 if n < 100 else 5 + len(str(n)))
-        self._used += size
+        end = self._frame_end(frame)
+        if end < 0:  # not '*' + '$' bulks on the wire ('+OK', '(12', '$-1', ':1', '~2' ...)
+            self._switch_to_python(b"")
+            return self.get()
+        self._used = end
         self._done += 1
         return frame
 
-    def _check_partial(self) -> None:
-        """Judge the partial frame by Redis's rules (raises ProtocolError like Redis)."""
+    def _frame_end(self, frame: list) -> int:
+        """Where ``frame`` ends in the anchored bytes, or -1 when its wire form is not what
+        Redis accepts.  hiredis accepted the lengths (string2ll rules, so canonical); what
+        is left to check is the type byte of the frame and of each element.
+        Complexity: O(len(frame)).
+        """
+        buf = self._pending[0] if len(self._pending) == 1 else self._collapse()
+        p = self._used
+        n = len(frame)
+        try:
+            if buf[p] != 0x2A:  # '*'
+                return -1
+            p += _ARRAY_HEADER[n] if n < HEADER_TABLE_ARGS else 3 + len(str(n))
+            for a in frame:
+                if a.__class__ is not bytes or buf[p] != 0x24:  # '$'
+                    return -1
+                k = len(a)
+                p += k + (_BULK_HEADER[k] if k < HEADER_TABLE_LEN else 5 + len(str(k)))
+        except IndexError:
+            return -1
+        return p
+
+    def _collapse(self) -> bytes:
+        """Join the chunks since the anchor into one (amortized O(1) per byte)."""
+        joined = b"".join(self._pending)
+        self._pending = [joined]
+        return joined
+
+    def _check_partial(self) -> bool:
+        """Judge the partial frame by Redis's rules (raises ProtocolError like Redis).
+
+        Returns True when Redis's rules find a whole command where hiredis still waits
+        (``$3\\r\\n`` or ``%1\\r\\n`` at a frame start are RESP replies to hiredis, inline
+        commands to Redis): the caller then hands the stream to the Python reader.
+        """
         if self._shadow is None or self._done:
             # anchor at the partial frame's start; build the shadow from its bytes
             joined = b"".join(self._pending)
@@ -394,8 +467,19 @@ class RequestReader:
             self._shadow = PyRequestReader(self.max_bulk_len)
             self._shadow.feed(partial)
         self._shadow.max_bulk_len = self.max_bulk_len
-        while self._shadow.get() is not NEED_MORE:
-            pass
+        # hiredis returned no frame since the anchor, so any command found here is news
+        return self._shadow.get() is not NEED_MORE
+
+    def _check(self) -> None:
+        """Assert the boundary bookkeeping (tests call it after every step)."""
+        if self._py is not None:
+            assert self._hr is None
+            self._py._check()
+            return
+        assert self._fed == sum(len(c) for c in self._pending)
+        assert 0 <= self._used <= self._fed and self._done >= 0
+        if self._shadow is not None:
+            self._shadow._check()
 
     def _replay(self, extra: bytes) -> PyRequestReader:
         """A Python reader over the bytes since the anchor, past the frames served."""

@@ -400,7 +400,9 @@ def _conf(c, name: str) -> int:
 
 
 def value_encoding(c, value) -> bytes:
-    """OBJECT ENCODING, inferred from the value's content with Redis 7.0's thresholds.
+    """OBJECT ENCODING: the value's own ``encoding`` when it tracks one (ZSet), else
+    inferred from the content with Redis 7.0's thresholds (a hash or set that shrank back
+    under them reports the small encoding, where Redis never converts back).
 
     Complexity: O(1) for strings and lists, O(n) up to the container's threshold otherwise.
     """
@@ -419,10 +421,12 @@ def value_encoding(c, value) -> bytes:
     if kind == "set":
         small = len(value) <= _conf(c, "set-max-intset-entries") and all(map(_is_ll, value))
         return b"intset" if small else b"hashtable"
+    tracked = getattr(value, "encoding", None)   # ZSet keeps Redis's one-way switch
+    if tracked is not None:
+        return tracked.encode()
     maxv = _conf(c, "zset-max-listpack-value")
-    members = value.members() if hasattr(value, "members") else value
     small = len(value) <= _conf(c, "zset-max-listpack-entries") and all(
-        len(m) <= maxv for m in members)
+        len(m) <= maxv for m in value.members())
     return b"listpack" if small else b"skiplist"
 
 

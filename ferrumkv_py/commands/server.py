@@ -6,7 +6,7 @@ from .. import errors, info
 from ..config import SPECS, ConfigError
 from ..errors import CommandError
 from ..registry import command, lookup, unique_commands
-from ..resp import OK, Raw, Status, Verbatim
+from ..resp import OK, Raw, RespSet, Status, Verbatim
 from .util import parse_int
 
 
@@ -231,8 +231,10 @@ def acl_categories(spec) -> list:
 def command_info(spec) -> list:
     """One COMMAND / COMMAND INFO entry (Redis 7 layout, 10 elements; no key specs)."""
     subs = [command_info(s) for s in spec.subcommands.values()]
-    return [spec.name.encode(), spec.arity, _flags(spec), spec.first_key, spec.last_key,
-            spec.step, acl_categories(spec), [], [], subs]
+    # RESP3 sends flags, categories, tips and key specs as sets, as Redis 7.0
+    return [spec.name.encode(), spec.arity, RespSet(_flags(spec)), spec.first_key,
+            spec.last_key, spec.step, RespSet(acl_categories(spec)), RespSet(), RespSet(),
+            subs]
 
 
 def syntax_arguments(spec) -> list:

@@ -73,6 +73,19 @@ can be plugged in by adding a class to :data:`CONTROLLERS` (and its name to the
 ``extra_memory_bytes() -> int``
     bytes of controller state beyond the data set; the Evictor counts them against maxmemory.
 
+Optional members (the Evictor checks with ``getattr``):
+
+``set_scope(volatile)``
+    told whether the policy is volatile-ahe (candidates = keys with a TTL) or allkeys-ahe,
+    at creation and on every policy change.
+``counter_decay_minutes``
+    None (the spec controller): the Morris counter decays by ``lfu-decay-time``; an int:
+    the decay period this controller needs instead while it is active (0 = no wall-clock
+    decay), used by the keyspace's touch hook and OBJECT FREQ.
+
+Controllers in other modules register by adding themselves to :data:`CONTROLLERS` at
+import; the eviction package imports every ``eviction/ahe_*.py`` module.
+
 Complexity: scoring O(1) per entry; ``observe`` O(1).
 """
 
@@ -171,7 +184,8 @@ class SpecController:
     """AHE as its design document specifies it: EPS scores, AdaptiveHybridState feedback."""
 
     name = "spec"
-    on_miss = None            # this controller does not need the miss stream
+    on_miss = None                  # this controller does not need the miss stream
+    counter_decay_minutes = None    # the counter decays by lfu-decay-time
 
     def __init__(self, ks, settings: AheSettings):
         self.ks = ks
@@ -203,22 +217,25 @@ class SpecController:
         Complexity: O(len(entries)).
         """
         a = self.state.alpha
-        b = 1.0 - a
+        wr = a / RECENCY_HORIZON_MS            # alpha per idle ms, up to the horizon
+        wf = (1.0 - a) / LFU_COUNTER_MAX       # (1 - alpha) per counter point
+        base = 1.0 - a                         # (1 - alpha) * infrequency at counter 0
         decay = self.settings.decay_minutes
         m = MS_PER_MINUTE
+        now_min = now_ms // m
+        ttl_edge = now_ms + TTL_SHORT_HORIZON_MS
         out = []
         for e in entries:
             last = e.lru
             idle = now_ms - last
-            rec = idle / RECENCY_HORIZON_MS if idle < RECENCY_HORIZON_MS else 1.0
             c = e.lfu
             if decay:
-                periods = (now_ms // m - last // m) // decay
+                periods = (now_min - last // m) // decay
                 if periods > 0:
                     c = c - periods if periods < c else 0
-            s = a * rec + b * (1.0 - c / LFU_COUNTER_MAX)
+            s = (wr * idle if idle < RECENCY_HORIZON_MS else a) + base - wf * c
             exp = e.exp
-            if exp > 0 and exp - now_ms <= TTL_SHORT_HORIZON_MS:
+            if 0 < exp <= ttl_edge:
                 s += TTL_PENALTY
             out.append(s)
         return out

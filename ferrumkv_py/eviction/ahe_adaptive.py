@@ -1,13 +1,10 @@
 """AHE-adaptive (``ahe-controller adaptive``): the AHE score on scales that do not depend on
 the request rate, steered by duels between recency's and frequency's choices.
 
-The design as written (``ahe.py``, ``ahe-controller spec``) divides idle time by a fixed
-600 s, so the request rate rather than alpha decides whether it acts like LRU or like LFU,
-and its hit-ratio hill climber over 64 evictions follows noise.  This controller keeps the
-observable contract (one policy, a blend of recency, frequency and TTL urgency, ``ahe_alpha``
-and ``ahe_last_hit_ratio`` in INFO memory, O(samples) work per eviction) and changes what
-the terms are measured in and what moves alpha.  The simulator study behind every constant
-is ``docs/ahe-adaptive.md`` (``bench/evsim_ahe/``).
+It keeps the contract of the design as written (``ahe.py``: one policy, a blend of recency,
+frequency and TTL urgency, ``ahe_alpha`` / ``ahe_last_hit_ratio`` in INFO, O(samples) per
+eviction) and changes what the terms are measured in and what moves alpha.  The simulator
+study behind every constant: ``docs/ahe-adaptive.md`` (``bench/evsim_ahe/``).
 
 Score (higher = evicted first)
 ------------------------------
@@ -29,12 +26,12 @@ is 76 turnovers (LFU with a recency tie-break); alpha 0.95 -> 0.21 turnover (clo
 
 Worked example (alpha 0.5, W 4, T = 20 s)::
 
-    key  idle   counter  TTL left  recency  rarity  urgency  score
-    a    40 s   5        none      2.0      1000    0        1.0 + 500            = 501.0
-    b    1 s    6        none      0.05     996     0        0.025 + 498          = 498.0
-    c    2 s    5        5 s       0.1      1000    0.75     0.05 + 500 + 1.875   = 501.9  <- evicted
+    key  idle  counter  TTL left  recency  rarity  urgency  score
+    a    40 s  5        none      2.0      1000    0        1.0 + 500           = 501.0
+    b    1 s   6        none      0.05     996     0        0.025 + 498         = 498.0
+    c    2 s   5        5 s       0.1      1000    0.75     0.05 + 500 + 1.875  = 501.9 (*)
 
-(urgency counts 0.75 * (0.5 + 0.5 * 4) = 1.875: a quarter of T left.)
+    (*) evicted; its urgency counts 0.75 * (0.5 + 0.5 * 4) = 1.875 (a quarter of T left)
 
 Controller: recency-versus-frequency duels
 ------------------------------------------
@@ -55,16 +52,14 @@ referenced first was the wrong one to evict (Belady's rule on that pair)::
 The winning term pulls ``logit(alpha)`` by LEARNING_RATE toward itself, clamped to
 [logit 0.05, logit 0.95].  Every update is driven by evictions and reads, never by wall time.
 
-Ghost memory: a ring of ``keys // GHOST_FRACTION`` duels (GHOST_MIN..GHOST_MAX) plus a dict
-from key hash to ring slot; ``extra_memory_bytes()`` reports it (about PER_DUEL_BYTES per
-live duel) so the Evictor counts it against maxmemory.  No per-key memory is added.
+Ghost memory: a ring of ``keys // GHOST_FRACTION`` duels (GHOST_MIN..GHOST_MAX) and a dict
+from key hash to slot, reported by ``extra_memory_bytes()`` (counted against maxmemory).
+No per-key memory is added.  Counter decay: the Morris counter must not decay by wall time
+here (the blend ages it, in turnovers): ``counter_decay_minutes = 0`` asks the Evictor for a
+touch hook without decay (``lfu-decay-time`` stays with the lfu policies).
 
-Counter decay: the Morris counter must not decay by wall time under this controller (the
-blend already ages it, in turnovers); ``counter_decay_minutes = 0`` tells the Evictor to build
-the keyspace's touch hook without decay (``lfu-decay-time`` is left to the lfu policies).
-
-Complexity: ``scores`` O(len(entries)); ``on_evict`` O(candidates) = O(samples);
-``on_miss`` O(1); memory O(GHOST_MAX).
+Complexity: ``scores`` O(len(entries)) (it also finds the two picks);
+``on_evict`` and ``on_miss`` O(1); memory O(GHOST_MAX).
 """
 
 from __future__ import annotations
@@ -79,17 +74,18 @@ POINT_WEIGHT = 4.0                # W: turnovers of idle worth one counter point
 TTL_URGENCY_WEIGHT = 1.0          # urgency at its maximum, in blended units
 TTL_URGENCY_HORIZON = 1.0         # turnovers of remaining TTL below which urgency starts
 LEARNING_RATE = 0.06              # logit(alpha) change per decided duel
-GHOST_FRACTION = 10               # duel ring slots = candidate keys // this
+GHOST_FRACTION = 20               # duel ring slots = candidate keys // this
 GHOST_MIN = 64                    # ring slots, lower bound
-GHOST_MAX = 16_384                # ring slots, upper bound (about 4 MB of ghosts)
+GHOST_MAX = 16_384                # ring slots, upper bound (about 5 MB of ghosts)
 GHOST_RESIZE_FACTOR = 1.25        # resize the ring only when the wanted size moved this much
 EVICTIONS_PER_BLOCK = 1024        # evictions per turnover / hit-ratio measurement
 RATE_EWMA_WEIGHT = 0.25           # weight of the newest block in the ms-per-eviction EWMA
 IDLE_EWMA_WEIGHT = 1.0 / 64       # weight per scored batch in the fallback idle EWMA
 MIN_TURNOVER_MS = 1.0             # floor of T (a mass eviction within one ms)
-SCORED_BATCH_MAX = 64             # candidates remembered between two evictions
 PER_DUEL_BYTES = 2 * (memory.DICT_SLOT + 2 * memory.INT_OBJ) + memory.INT_OBJ
 RING_SLOT_BYTES = 5 * memory.LIST_SLOT
+
+_NO_PICK = (-1, LFU_COUNTER_MAX + 1, -1, LFU_COUNTER_MAX + 1)   # idle, counter, idle, counter
 
 THETA_MIN = math.log(AHE_ALPHA_MIN / (1.0 - AHE_ALPHA_MIN))
 THETA_MAX = math.log(AHE_ALPHA_MAX / (1.0 - AHE_ALPHA_MAX))
@@ -135,7 +131,9 @@ class AdaptiveController:
         self._blk_n = 0
         self._blk_hits = ks.hits
         self._blk_misses = ks.misses
-        self._batch: list = []           # entries scored since the last eviction
+        # recency's and frequency's picks among the entries scored since the last eviction
+        self._rk = self._fk = None
+        self._ridle, self._rcnt, self._fidle, self._fcnt = _NO_PICK
         # duel ring: victim key hash (None = free), the other entry (None = it became a
         # ghost), its key hash, its lru at the start, True if the victim was recency's pick
         self.cap = GHOST_MIN
@@ -170,6 +168,9 @@ class AdaptiveController:
     def scores(self, entries: list, now_ms: int) -> list:
         """Score of each entry (see :func:`adaptive_score`), inlined.
 
+        On the way it remembers recency's pick (largest idle, ties: smaller counter) and
+        frequency's pick (smallest counter, ties: larger idle) among the entries scored
+        since the last eviction, for the duel ``on_evict`` may start.
         Complexity: O(len(entries)).
         """
         if not entries:
@@ -189,19 +190,25 @@ class AdaptiveController:
         top = LFU_COUNTER_MAX
         horizon = TTL_URGENCY_HORIZON * t
         urgent = TTL_URGENCY_WEIGHT * (a + w)
+        rk, ri, rc = self._rk, self._ridle, self._rcnt
+        fk, fi, fc = self._fk, self._fidle, self._fcnt
         out = []
         for e in entries:
-            s = (now_ms - e.lru) * per_ms + w * (top - e.lfu)
+            idle = now_ms - e.lru
+            c = e.lfu
+            s = idle * per_ms + w * (top - c)
             exp = e.exp
             if exp > 0:
                 left = exp - now_ms
                 if left < horizon:
                     s += urgent * (1.0 - (left if left > 0 else 0) / horizon)
             out.append(s)
-        batch = self._batch
-        batch.extend(entries)
-        if len(batch) > SCORED_BATCH_MAX:
-            del batch[:len(batch) - SCORED_BATCH_MAX]
+            if idle > ri or (idle == ri and c < rc):
+                rk, ri, rc = e, idle, c
+            if c < fc or (c == fc and idle > fi):
+                fk, fi, fc = e, idle, c
+        self._rk, self._ridle, self._rcnt = rk, ri, rc
+        self._fk, self._fidle, self._fcnt = fk, fi, fc
         return out
 
     # ---- protocol: feedback ----
@@ -209,46 +216,55 @@ class AdaptiveController:
     def on_evict(self, entry, now_ms: int) -> None:
         """The Evictor is about to unlink ``entry``: measure, settle, maybe start a duel.
 
-        Complexity: O(candidates scored since the last eviction) = O(samples).
+        Complexity: O(1) (the picks were found while scoring).
         """
-        self._count_block(now_ms)
+        self._blk_n += 1
+        if self._blk_n >= EVICTIONS_PER_BLOCK or self._blk_start_ms is None:
+            self._block(now_ms)
+        rk, ri, rc = self._rk, self._ridle, self._rcnt
+        fk, fi, fc = self._fk, self._fidle, self._fcnt
+        self._rk = self._fk = None
+        self._ridle, self._rcnt, self._fidle, self._fcnt = _NO_PICK
         watch = self._watch
         h = hash(entry.key)
         w = watch.get(h)
-        if w is not None and w & 1 and self._alt[w >> 1] is entry:
+        if w is not None:
             slot = w >> 1
-            if entry.lru != self._alru[slot]:
-                self._decide(slot, right=True)     # the kept pick was read before
-            else:
-                self._alt[slot] = None             # it becomes a ghost too
-        batch = self._batch
-        self._batch = []
-        if h in watch:
+            if not (w & 1 and self._alt[slot] is entry):
+                return                                 # a ghost's key (another db)
+            if entry.lru == self._alru[slot]:
+                self._alt[slot] = None                 # the kept pick becomes a ghost too
+                return
+            self._decide(slot, right=True)             # the kept pick was read before
+        if rk is None:
             return
-        rk = fk = entry
-        r_idle = f_idle = now_ms - entry.lru
-        r_cnt = f_cnt = entry.lfu
-        for e in batch:
-            if e is entry or e.value is None:
-                continue
-            idle = now_ms - e.lru
-            c = e.lfu
-            if idle > r_idle or (idle == r_idle and c < r_cnt):
-                rk, r_idle, r_cnt = e, idle, c
-            if c < f_cnt or (c == f_cnt and idle > f_idle):
-                fk, f_idle, f_cnt = e, idle, c
-        if rk is fk:
-            return
-        if rk is entry:
-            other, victim_is_recency = fk, True
-        elif fk is entry:
-            other, victim_is_recency = rk, False
-        else:
+        idle = now_ms - entry.lru
+        c = entry.lfu
+        is_r = rk is entry or idle > ri or (idle == ri and c < rc)
+        is_f = fk is entry or c < fc or (c == fc and idle > fi)
+        if is_r == is_f:
+            return                                     # the picks agree, or neither
+        other = fk if is_r else rk
+        if other.value is None:
             return
         oh = hash(other.key)
         if oh in watch:
             return
-        self._start(h, other, oh, victim_is_recency)
+        # start the duel in the ring slot at the cursor (settling the duel it held)
+        slot = self._cursor
+        if self._vh[slot] is not None:
+            self._expire(slot)
+        self._vh[slot] = h
+        self._alt[slot] = other
+        self._ah[slot] = oh
+        self._alru[slot] = other.lru
+        self._vrec[slot] = is_r
+        watch[h] = slot << 1
+        watch[oh] = (slot << 1) | 1
+        self.active += 1
+        self.duels += 1
+        slot += 1
+        self._cursor = slot if slot < self.cap else 0
 
     def on_miss(self, key: bytes) -> None:
         """A read missed ``key``: if it is a duel's ghost, that duel is decided.
@@ -266,21 +282,6 @@ class AdaptiveController:
             self._decide(slot, right=alt is not None and alt.lru != self._alru[slot])
 
     # ---- duels ----
-
-    def _start(self, vh: int, other, oh: int, victim_is_recency: bool) -> None:
-        slot = self._cursor
-        if self._vh[slot] is not None:
-            self._expire(slot)
-        self._vh[slot] = vh
-        self._alt[slot] = other
-        self._ah[slot] = oh
-        self._alru[slot] = other.lru
-        self._vrec[slot] = victim_is_recency
-        self._watch[vh] = slot * 2
-        self._watch[oh] = slot * 2 + 1
-        self.active += 1
-        self.duels += 1
-        self._cursor = slot + 1 if slot + 1 < self.cap else 0
 
     def _expire(self, slot: int) -> None:
         alt = self._alt[slot]
@@ -302,9 +303,11 @@ class AdaptiveController:
 
     def _free(self, slot: int) -> None:
         watch = self._watch
-        for h, code in ((self._vh[slot], slot * 2), (self._ah[slot], slot * 2 + 1)):
-            if watch.get(h) == code:
-                del watch[h]
+        vh, ah = self._vh[slot], self._ah[slot]
+        if watch.get(vh) == slot << 1:
+            del watch[vh]
+        if watch.get(ah) == (slot << 1) | 1:
+            del watch[ah]
         self._vh[slot] = None
         self._alt[slot] = None
         self._ah[slot] = None
@@ -317,14 +320,12 @@ class AdaptiveController:
 
     # ---- turnover, hit ratio, ring size: once per EVICTIONS_PER_BLOCK evictions ----
 
-    def _count_block(self, now_ms: int) -> None:
+    def _block(self, now_ms: int) -> None:
         if self._blk_start_ms is None:            # first eviction: size the ring now
             self._blk_start_ms = now_ms
             want = min(max(self._population() // GHOST_FRACTION, GHOST_MIN), GHOST_MAX)
             if want != self.cap:
                 self._resize(want)
-        self._blk_n += 1
-        if self._blk_n < EVICTIONS_PER_BLOCK:
             return
         ms = max(now_ms - self._blk_start_ms, 0) / EVICTIONS_PER_BLOCK
         m = self.ms_per_eviction
@@ -389,7 +390,7 @@ class AdaptiveController:
         """Assert every invariant (tests call this after each step)."""
         assert AHE_ALPHA_MIN - 1e-12 <= self.alpha <= AHE_ALPHA_MAX + 1e-12
         assert THETA_MIN <= self.theta <= THETA_MAX
-        assert len(self._batch) <= SCORED_BATCH_MAX
+        assert (self._rk is None) == (self._fk is None)
         live = [s for s in range(self.cap) if self._vh[s] is not None]
         assert len(live) == self.active <= self.cap
         assert len(self._watch) <= 2 * self.active

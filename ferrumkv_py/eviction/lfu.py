@@ -120,7 +120,7 @@ def make_touch(log_factor: int, decay_minutes: int, rand):
 def lfu_scores(entries: list, now_ms: int, decay_minutes: int) -> list:
     """Eviction scores under an lfu policy: ``255 - decayed counter`` (rarest = largest).
 
-    Complexity: O(len(entries)).
+    The reference version of what the sampler computes inline.  Complexity: O(len(entries)).
     """
     out = []
     m = MS_PER_MINUTE

@@ -10,7 +10,7 @@ Every policy is two independent choices, as in Redis's bit layout (server.h ``MA
   kind       score of a sampled key (higher = evicted first)      pool       LFU counter
   =========  ==================================================  =========  ==========
   none       (noeviction: nothing is ever evicted)                no         no
-  lru        idle time, ms since the last access                  yes        no
+  lru        -last access ms (same order as idle time)            yes        no
   lfu        255 - decayed Morris counter                         yes        yes
   random     (one uniformly random key, round-robin over DBs)     no         no
   ttl        -deadline (sooner expiry = larger)                   yes        no
@@ -20,7 +20,7 @@ Every policy is two independent choices, as in Redis's bit layout (server.h ``MA
 "LFU counter" says whether the keyspace maintains the Morris counter on every access
 (``ks.lfu_on``): the lfu policies and AHE (whose infrequency term reads the same counter).
 
-Complexity: :func:`parse` is O(1); the scorers are O(len(entries)).
+Complexity: :func:`parse` is O(1); the reference scorers are O(len(entries)).
 """
 
 from __future__ import annotations
@@ -78,7 +78,10 @@ def parse(name: str) -> Policy:
 
 
 def lru_scores(entries: list, now_ms: int) -> list:
-    """Idle time in ms of each entry (Redis ``estimateObjectIdleTime``, at ms resolution).
+    """Minus each entry's last-access time (ms).  It orders keys exactly as the idle time
+    ``now - last`` (Redis ``estimateObjectIdleTime``) does, but does not change as the clock
+    moves, so scores kept in the pool stay comparable with fresh ones.  The sampler inlines
+    this (and :func:`ttl_scores`); these are the reference versions the tests compare with.
 
     Complexity: O(len(entries)).
     """

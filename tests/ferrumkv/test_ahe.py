@@ -204,6 +204,41 @@ def test_controller_registry_is_pluggable():
         del ahe.CONTROLLERS["fixed-test"]
 
 
+def test_optional_protocol_members_scope_and_counter_decay():
+    seen = []
+
+    class Scoped(SpecController):
+        name = "scoped-test"
+        counter_decay_minutes = 0               # no wall-clock decay under this one
+
+        def set_scope(self, volatile):
+            seen.append(volatile)
+
+    ahe.CONTROLLERS["scoped-test"] = Scoped
+    try:
+        srv, clock = inproc("volatile-ahe", lfu_log_factor=0)
+        ev = srv.evictor
+        ev._set_controller("scoped-test")
+        srv.config.set("maxmemory-policy", "allkeys-ahe")
+        assert seen == [True, False]
+        db = srv.ks.dbs[0]
+        e = db.set(b"k", b"v")
+        for _ in range(10):
+            db.lookup_read(b"k")
+        clock.advance(30 * 60_000)
+        srv.ks.refresh_time()
+        assert ev.object_freq(e) == 15          # decay 0 under this controller
+        db.lookup_read(b"k")
+        assert e.lfu == 16
+        srv.config.set("maxmemory-policy", "allkeys-lfu")  # back to lfu-decay-time 1
+        assert ev.object_freq(e) == 16
+        clock.advance(5 * 60_000)
+        srv.ks.refresh_time()
+        assert ev.object_freq(e) == 11
+    finally:
+        del ahe.CONTROLLERS["scoped-test"]
+
+
 # ---- live server ----
 
 def test_alpha_moves_in_live_server_under_eviction(make_server):

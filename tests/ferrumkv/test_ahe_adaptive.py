@@ -292,7 +292,7 @@ def read_through(ctl_or_none, keys: list, capacity: int, seed: int = 1):
                 for s, e in zip(scores, ents):
                     pool.offer(s, 0, e.key)
                 while victim is None and len(pool):
-                    victim = db.data.get(pool.pop_best()[2])
+                    victim = db.data.get(pool.pop_best()[-1])   # (..., key)
             if ctl is not None:
                 ctl.on_evict(victim, now)
             db.unlink(victim)
@@ -316,3 +316,77 @@ def test_read_through_stable_zipf_goes_to_frequency_and_beats_lru():
     assert ctl.duels > 1_000 and ctl.frequency_wins > ctl.recency_wins
     assert ctl.turnover_ms is not None and math.isfinite(ctl.turnover_ms)
     assert h_ahe > h_lru + 0.02
+
+
+# ---- inside the server's Evictor ----
+
+def _adaptive_choice_configured() -> bool:
+    from ferrumkv_py.config import Config
+    try:
+        Config().set("ahe-controller", "adaptive")
+    except Exception:
+        return False
+    return True
+
+
+def test_evictor_runs_the_adaptive_controller():
+    from ferrumkv_py.config import Config
+    from ferrumkv_py.server import Server
+    config = Config()
+    config.set("maxmemory-policy", "allkeys-ahe")
+    clock = ManualClock(NOW)
+    srv = Server(config, clock=clock, rng=random.Random(2))
+    ev, ks = srv.evictor, srv.ks
+    ev._set_controller("adaptive")            # what CONFIG SET ahe-controller adaptive does
+    ctl = ev.controller
+    assert isinstance(ctl, A.AdaptiveController)
+    assert ks.miss_hook == ctl.on_miss
+    db = ks.dbs[0]
+    e = db.set(b"counted", b"v")
+    e.lfu = 20
+    clock.advance(10 * 60_000)                # ten idle minutes: no wall-clock decay here
+    ks.refresh_time()
+    db.lookup_read(b"counted")
+    assert e.lfu >= 20 and ev.object_freq(e) >= 20
+    for i in range(3_000):
+        db.set(b"fill:%d" % i, b"x" * 20)
+    srv.maxmemory = ks.used_memory + ctl.extra_memory_bytes()
+    keys = zipf_keys(20_000, 60_000, 0.9, seed=8)
+    for n, k in enumerate(keys):
+        if n % 4 == 0:
+            clock.advance(1)
+            ks.refresh_time()
+        key = b"k%d" % k
+        if db.lookup_read(key) is None:
+            db.set(key, b"x" * 20)
+            assert ev.make_room()
+    assert ks.evicted_keys > 8_000 and ctl.duels > 1_000
+    assert ks.used_memory + ctl.extra_memory_bytes() <= srv.maxmemory
+    fields = dict(ev.info_fields())
+    assert fields["ahe_controller"] == "adaptive"
+    assert int(fields["ahe_extra_memory"]) == ctl.extra_memory_bytes() > 0
+    ks._check()
+    ctl._check()
+
+
+@pytest.mark.skipif(not _adaptive_choice_configured(),
+                    reason="config.py does not offer ahe-controller adaptive yet")
+def test_live_server_info_with_adaptive_controller(make_server):
+    import redis
+    s = make_server(maxmemory="300kb", maxmemory_policy="allkeys-ahe",
+                    ahe_controller="adaptive")
+    r = redis.Redis(port=s.port, protocol=2, socket_timeout=10)
+    p = r.pipeline(transaction=False)
+    for n, k in enumerate(zipf_keys(20_000, 8_000, 0.9, seed=9)):
+        p.get(b"k%d" % k)
+        p.set(b"k%d" % k, b"x" * 40)
+        if n % 500 == 499:
+            p.execute()
+    p.execute()
+    info = r.info("memory")
+    assert info["ahe_controller"] == "adaptive"
+    assert 0.05 <= float(info["ahe_alpha"]) <= 0.95
+    assert 0.0 <= float(info["ahe_last_hit_ratio"]) <= 1.0
+    assert info["ahe_duels"] > 0 and info["ahe_extra_memory"] > 0
+    assert r.info("stats")["evicted_keys"] > 1_000
+    r.close()

@@ -159,7 +159,7 @@ def _new_value(spec):
     return "x"
 
 
-MUTABLE = [s for s in SPECS.values() if s.mutable]
+MUTABLE = [s for s in SPECS.values() if s.mutable and s.name != "port"]  # port: below
 
 
 @pytest.mark.parametrize("spec", MUTABLE, ids=[s.name for s in MUTABLE])
@@ -176,6 +176,28 @@ def test_every_mutable_row_round_trips(server, spec):
         r.config_set(spec.name, format_value(spec, spec.default))
         r.close()
     assert server.call(lambda: server.server.config[spec.name]) == Config()[spec.name]
+
+
+def test_config_set_port_moves_the_listener(server):
+    import socket
+    c = redis.Redis(port=server.port, protocol=2, single_connection_client=True)
+    old = server.port
+    assert c.config_set("port", "0") is True  # 0: any free port, as at startup
+    new = int(c.config_get("port")["port"])
+    assert new not in (0, old)
+    assert c.ping()  # existing connections stay
+    assert redis.Redis(port=new, protocol=2).ping()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", old), timeout=2).close()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        with pytest.raises(redis.ResponseError) as e:
+            c.config_set("port", str(busy.getsockname()[1]))
+    assert str(e.value) == ("CONFIG SET failed (possibly related to argument 'port') - "
+                            "Unable to listen on this port")
+    assert int(c.config_get("port")["port"]) == new
+    c.close()
 
 
 def test_config_get_patterns(r):

@@ -156,7 +156,11 @@ STRINGS = st.one_of(
     cmd("APPEND", KEYS, VAL), cmd("STRLEN", KEYS), cmd("GETRANGE", KEYS, IDX, IDX),
     cmd("SETRANGE", KEYS, st.sampled_from([b"0", b"2", b"-1", b"x"]), VAL),
     cmd("GETDEL", KEYS), cmd("GETSET", KEYS, VAL), cmd("SETNX", KEYS, VAL),
-    cmd("MSETNX", KEYS, VAL, KEYS, VAL),
+    cmd("MSETNX", KEYS, VAL, KEYS, VAL), cmd("SETEX", KEYS, st.sampled_from([b"100", b"0", b"x"]),
+                                               VAL),
+    cmd("PSETEX", KEYS, b"100000", VAL), cmd("SUBSTR", KEYS, IDX, IDX),
+    cmd("GETEX", KEYS), cmd("GETEX", KEYS, st.sampled_from([b"PERSIST", b"EX", b"FOO"])),
+    cmd("GETEX", KEYS, b"EX", st.sampled_from([b"100", b"0", b"-5", b"x"])),
     st.tuples(cmd("SET", KEYS, VAL), opt(b"NX", b"XX", b"GET", b"KEEPTTL"),
               st.sampled_from([[], [b"EX", b"100"], [b"PX", b"100000"], [b"EX", b"0"],
                                [b"EX", b"x"], [b"EX"]])).map(lambda t: t[0] + t[1] + t[2]),
@@ -170,7 +174,9 @@ KEYCMDS = st.one_of(
     cmd("RENAME", KEYS, KEYS), cmd("RENAMENX", KEYS, KEYS), cmd("KEYS", b"*"),
     cmd("KEYS", st.sampled_from([b"a*", b"?", b"[ab]", b"{*"])), cmd("DBSIZE"),
     cmd("TOUCH", KEYS, KEYS), cmd("UNLINK", KEYS), cmd("COPY", KEYS, KEYS),
-    cmd("COPY", KEYS, KEYS, b"REPLACE"),
+    cmd("COPY", KEYS, KEYS, b"REPLACE"), cmd("EXPIREAT", KEYS, b"4102444800"),
+    cmd("PEXPIREAT", KEYS, st.sampled_from([b"4102444800000", b"1", b"x"])),
+    cmd("MOVE", KEYS, st.sampled_from([b"1", b"0", b"99", b"x"])),
 )
 LISTS = st.one_of(
     cmd("LPUSH", KEYS, VAL, VAL), cmd("RPUSH", KEYS, VAL), cmd("LPUSHX", KEYS, VAL),
@@ -179,7 +185,10 @@ LISTS = st.one_of(
     cmd("LLEN", KEYS), cmd("LINDEX", KEYS, IDX), cmd("LSET", KEYS, IDX, VAL),
     cmd("LREM", KEYS, IDX, VAL), cmd("LTRIM", KEYS, IDX, IDX),
     cmd("LINSERT", KEYS, st.sampled_from([b"BEFORE", b"AFTER", b"MIDDLE"]), VAL, VAL),
-    cmd("LPOS", KEYS, VAL), cmd("LMOVE", KEYS, KEYS, st.sampled_from([b"LEFT", b"RIGHT"]),
+    cmd("LPOS", KEYS, VAL), cmd("LPOS", KEYS, VAL, b"RANK", IDX),
+    cmd("LPOS", KEYS, VAL, b"COUNT", st.sampled_from([b"0", b"2", b"-1"])),
+    cmd("LPOS", KEYS, VAL, b"MAXLEN", st.sampled_from([b"0", b"1", b"-1"])),
+    cmd("LMOVE", KEYS, KEYS, st.sampled_from([b"LEFT", b"RIGHT"]),
                                 st.sampled_from([b"LEFT", b"RIGHT", b"UP"])),
     cmd("RPOPLPUSH", KEYS, KEYS),
 )
@@ -196,6 +205,7 @@ SETS = st.one_of(
     cmd("SISMEMBER", KEYS, MEMBER), cmd("SMEMBERS", KEYS), cmd("SMISMEMBER", KEYS, MEMBER, MEMBER),
     cmd("SUNION", KEYS, KEYS), cmd("SINTER", KEYS, KEYS), cmd("SDIFF", KEYS, KEYS),
     cmd("SINTERCARD", st.sampled_from([b"2", b"0", b"x"]), KEYS, KEYS),
+    cmd("SINTERCARD", b"2", KEYS, KEYS, b"LIMIT", st.sampled_from([b"1", b"0", b"-1"])),
     cmd("SMOVE", KEYS, KEYS, MEMBER), cmd("SUNIONSTORE", KEYS, KEYS, KEYS),
     cmd("SINTERSTORE", KEYS, KEYS, KEYS), cmd("SDIFFSTORE", KEYS, KEYS, KEYS),
 )
@@ -215,6 +225,13 @@ ZSETS = st.one_of(
     cmd("ZLEXCOUNT", KEYS, st.sampled_from([b"-", b"[a", b"(m1"]),
         st.sampled_from([b"+", b"[m2", b"x"])),
     cmd("ZRANGEBYLEX", KEYS, b"-", b"+"), cmd("ZREMRANGEBYRANK", KEYS, IDX, IDX),
+    cmd("ZRANGE", KEYS, st.sampled_from([b"[a", b"-", b"(m1", b"x"]),
+        st.sampled_from([b"+", b"[m3", b"(b"]), b"BYLEX"),
+    cmd("ZRANGESTORE", KEYS, KEYS, IDX, IDX), cmd("ZREMRANGEBYSCORE", KEYS, SCORE, SCORE),
+    cmd("ZREMRANGEBYLEX", KEYS, b"-", st.sampled_from([b"+", b"[m2"])),
+    cmd("ZREVRANGEBYSCORE", KEYS, SCORE, SCORE, b"WITHSCORES"),
+    cmd("ZREVRANGEBYLEX", KEYS, b"+", b"-", b"LIMIT", b"0", IDX),
+    cmd("ZRANGEBYSCORE", KEYS, SCORE, SCORE, b"LIMIT", IDX, IDX),
 )
 ERRORS = st.one_of(
     cmd("NOSUCHCMD", VAL), cmd("GET"), cmd("SET", KEYS), cmd("LPUSH", KEYS), cmd("HSET", KEYS),
@@ -327,7 +344,7 @@ def _norm_exec(queued: list, raw: bytes):
 
 
 @pytest.mark.parametrize("proto", [2, 3])
-@settings(max_examples=400, derandomize=True, deadline=None,
+@settings(max_examples=500, derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(commands=SEQUENCE)

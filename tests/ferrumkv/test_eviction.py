@@ -16,7 +16,10 @@ import pytest
 from ferrumkv_py import memory
 from ferrumkv_py.clock import ManualClock
 from ferrumkv_py.config import Config
-from ferrumkv_py.eviction import EVICTION_CATCHUP_BUDGET_US, tenacity_budget_us
+from ferrumkv_py.eviction import (EVICTION_CATCHUP_BUDGET_US, EVICTION_HEADROOM_MAX_BYTES,
+                                  EVICTION_HEADROOM_SHIFT, tenacity_budget_us)
+from ferrumkv_py.eviction.lfu import lfu_scores
+from ferrumkv_py.eviction.policy import lru_scores, ttl_scores
 from ferrumkv_py.server import Server
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
@@ -245,6 +248,52 @@ def test_expired_keys_met_while_sampling_are_expired_not_evicted():
     assert srv.evictor.make_room()
     assert ks.evicted_keys == 0 and ks.expired_keys >= 500
     ks._check()
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lru", "volatile-ttl", "allkeys-lfu",
+                                    "allkeys-ahe"])
+def test_sampler_scores_match_the_reference_scorers(policy):
+    srv, clock = inproc(policy, lfu_log_factor=0)
+    ks, ev = srv.ks, srv.evictor
+    db = ks.dbs[0]
+    rng = random.Random(8)
+    for i in range(12):
+        clock.advance(rng.randrange(1, 200_000))
+        ks.refresh_time()
+        e = db.set(b"k%d" % i, b"v")
+        for _ in range(rng.randrange(0, 40)):
+            db.lookup_read(e.key)
+    clock.advance(3 * 60_000)
+    now = ks.refresh_time()
+    for e in list(db.data.values()):                # some within AHE's 30 s TTL horizon
+        db.set_expire(e, now + rng.choice((5_000, 40_000, 3_600_000)) + rng.randrange(99))
+    ref = {"allkeys-lru": lru_scores, "volatile-ttl": ttl_scores,
+           "allkeys-lfu": lambda ents, t: lfu_scores(ents, t, 1),
+           "allkeys-ahe": ev.controller.scores}[policy]
+    ev.sampler.samples = 12
+    ev.sampler.populate(db, now, policy.startswith("volatile"))
+    ev.pool._check()
+    assert len(ev.pool) >= 5
+    for score, (dbid, key) in zip(ev.pool.scores, ev.pool.items):
+        assert score == ref([db.data[key]], now)[0]
+
+
+def test_a_pass_frees_a_little_headroom_below_the_limit():
+    srv, clock = inproc("allkeys-lru")
+    ks = srv.ks
+    fill(ks.dbs[0], 20_000, clock=clock)
+    limit = ks.used_memory - 100_000
+    headroom = min(limit >> EVICTION_HEADROOM_SHIFT, EVICTION_HEADROOM_MAX_BYTES)
+    srv.maxmemory = limit
+    assert srv.evictor.make_room()
+    one_key = memory.entry_cost(b"k10000", b"x" * 100)
+    assert limit - headroom - one_key < ks.used_memory <= limit - headroom
+    evicted = ks.evicted_keys
+    for i in range(headroom // one_key):           # the next writes find room
+        srv.evictor.make_room()
+        ks.dbs[0].set(b"new%d" % i, b"x" * 100)
+        assert ks.used_memory <= limit
+    assert ks.evicted_keys == evicted
 
 
 # ---- the loop's mechanics ----

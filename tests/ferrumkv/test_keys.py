@@ -123,6 +123,25 @@ def test_copy(r, server, put, clock):
     check(server)
 
 
+def test_copy_of_every_type_is_independent(r, server):
+    r.rpush("l", "a", "b")
+    r.hset("h", mapping={"f": "v"})
+    r.sadd("s", "1", "2")
+    r.zadd("z", {"m": 1.5})
+    for key in ("l", "h", "s", "z"):
+        assert r.copy(key, key + "2") is True
+    r.rpush("l", "c")
+    r.hset("h", "g", "w")
+    r.sadd("s", "x")
+    r.zadd("z", {"n": 2})
+    assert r.lrange("l2", 0, -1) == [b"a", b"b"] and r.hgetall("h2") == {b"f": b"v"}
+    assert r.smembers("s2") == {b"1", b"2"} and r.zrange("z2", 0, -1, withscores=True) == \
+        [[b"m", 1.5]]
+    assert [r.object("encoding", k) for k in ("l2", "h2", "s2", "z2", "s")] == \
+        [b"quicklist", b"listpack", b"intset", b"listpack", b"hashtable"]
+    check(server)
+
+
 def test_move(r, server, clock):
     r.set("k", "v", ex=30)
     assert err(r, "MOVE", "k", "0") == "source and destination objects are the same"

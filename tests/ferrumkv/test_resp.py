@@ -46,13 +46,18 @@ def drive(make, chunks):
     "more" (waiting) or ("error", message) — after an error the connection would close."""
     reader = make()
     got = []
-    for chunk in chunks:
+    every = 1 if len(chunks) <= 5000 else 997  # _check() is O(chunks held): sample big runs
+    for i, chunk in enumerate(chunks):
         reader.feed(chunk)
+        if i % every == 0:
+            reader._check()
         while True:
             try:
                 argv = reader.get()
             except ProtocolError as e:
                 return got, ("error", e.msg)
+            if i % every == 0:
+                reader._check()
             if argv is NEED_MORE:
                 break
             got.append(argv)
@@ -88,6 +93,10 @@ PIPELINES = [
     ("bad-trailer-kept", b"*1\r\n$4\r\nPINGxx" + mb(b"ECHO", b"z"),
      [[b"PING"], [b"ECHO", b"z"]], "more"),
     ("max-count-ok", b"*2147483647\r\n", [], "more"),
+    # RESP replies to hiredis, inline commands to Redis
+    ("bulk-at-frame-start", mb(b"") + b"$3\r\n", [[b""], [b"$3"]], "more"),
+    ("resp3-map-at-frame-start", mb(b"PING") + b"%1\r\n~2\r\n", [[b"PING"], [b"%1"], [b"~2"]],
+     "more"),
     # protocol errors (Redis 7.0 texts)
     ("bad-count", mb(b"PING") + b"*abc\r\n", [[b"PING"]], ("error", "invalid multibulk length")),
     ("count-leading-zero", b"*01\r\n$4\r\nPING\r\n", [], ("error", "invalid multibulk length")),
@@ -103,6 +112,10 @@ PIPELINES = [
      ("error", "invalid bulk length")),
     ("expected-dollar", b"*1\r\n:5\r\n", [], ("error", "expected '$', got ':'")),
     ("nested-array", b"*2\r\n*1\r\n", [], ("error", "expected '$', got '*'")),
+    ("simple-string-arg", mb(b"PING") + b"*2\r\n$4\r\nECHO\r\n+OK\r\n", [[b"PING"]],
+     ("error", "expected '$', got '+'")),
+    ("bignum-arg", b"*1\r\n(12\r\n", [], ("error", "expected '$', got '('")),
+    ("verbatim-arg", b"*1\r\n=5\r\ntxt:a\r\n", [], ("error", "expected '$', got '='")),
     ("unbalanced", mb(b"PING") + b'SET "a\r\n', [[b"PING"]],
      ("error", "unbalanced quotes in request")),
     ("quote-then-char", b'SET "a"b\r\n', [], ("error", "unbalanced quotes in request")),
@@ -190,7 +203,9 @@ TOKENS = st.one_of(
     st.sampled_from([b"PING\r\n", b"ECHO a\r\n", b'SET "x y" z\r\n', b"\r\n", b"*0\r\n",
                      b"*-1\r\n", b"*1\r\n", b"$3\r\n", b"abc", b"\r", b"\n", b"*", b"$",
                      b"*2\r\n$1\r\na\r\n", b"*1\r\n$-1\r\n", b":1\r\n", b"'q'\r\n", b'"\r\n',
-                     b"*01\r\n", b"$04\r\n", b"*1234567\r\n", b"\x00", b"x"]),
+                     b"*01\r\n", b"$04\r\n", b"*1234567\r\n", b"\x00", b"x",
+                     b"%1\r\n", b"~2\r\n", b"+OK\r\n", b"-ERR x\r\n", b"_\r\n", b",1.5\r\n",
+                     b"#t\r\n", b">1\r\n", b"|1\r\n", b"=3\r\n", b"(12\r\n", b"!2\r\n"]),
 )
 
 

@@ -195,6 +195,18 @@ def test_requirepass_flows(make_server):
         redis.Redis(port=s.port, password="bad", retry=NO_RETRY).ping()
 
 
+def test_clearing_requirepass_lets_waiting_clients_in(make_server):
+    s = make_server(requirepass="pw")
+    from tests.conftest import RawConn
+    waiting, admin = RawConn(s.port), RawConn(s.port)
+    waiting.send(b"PING\r\n")
+    assert waiting.read_reply() == b"-NOAUTH Authentication required.\r\n"
+    admin.send(b"AUTH pw\r\nCONFIG SET requirepass \"\"\r\n")
+    assert admin.read_reply() == b"+OK\r\n" and admin.read_reply() == b"+OK\r\n"
+    waiting.send(b"PING\r\n")
+    assert waiting.read_reply() == b"+PONG\r\n"
+
+
 def test_auth_without_password_configured(raw):
     c = raw()
     c.send(b"AUTH x\r\nAUTH default anything\r\nAUTH bob x\r\nHELLO 3 AUTH default y\r\n")

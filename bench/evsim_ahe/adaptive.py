@@ -1,0 +1,408 @@
+"""AHE-adaptive: a numba kernel that mirrors the server's evictor + controller split.
+
+Per eviction the evictor samples `samples` keys, asks the controller for their scores,
+inserts them into the 16-entry Redis pool (stale scores, as Redis), takes the best live
+entry, and tells the controller which key it evicted. The controller sees only what the
+server's controller sees: the sampled entries (last access ms, Morris counter, TTL), the
+victim, and read misses (`on_miss`).
+
+Score (higher = evict first), on scales that do not depend on the request rate:
+    R   = idle_ms / H            hmode 1 (AHE-adaptive): H = cached keys x EWMA(ms per
+                                 eviction), the turnover; hmode 0: H = EWMA of the sampled
+                                 keys' idle time (tried first: it feeds back on the policy)
+    F   = W * (255 - counter)    counter points; no wall-clock decay (decay 0)
+    pen = urgency of the TTL     remaining TTL measured in H, see _parts / _blend
+    score = alpha * R + (1 - alpha) * F + pen
+
+Controller (ctrl):
+  0 fixed alpha
+  1 neighbour duel: at each eviction the controller asks which key the blend at a
+    neighbouring alpha' = sigmoid(logit(alpha) +- delta) would have evicted among the
+    same candidates. If it differs from the real victim v, a duel (v evicted, a kept)
+    starts. The first of the two to be referenced again decides: v first -> alpha'
+    would have been better (move logit toward it by eta); a first -> the real choice
+    was better (move away). Neither before the ring slot is reused (G duels later)
+    -> no information.
+  2 extremes duel: the same duel between recency's pick and frequency's pick.
+Ghost memory: at most G duels, each with the victim's key in a ghost table.
+ctrl 2 with hmode 1, W 4, eta 0.06, G = C/20 is what ferrumkv_py/eviction/ahe_adaptive.py
+implements (run.py's "AHE-adaptive").
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from sim import BUCKET, EVPOOL, _decayed, _pool_insert
+
+# parameter vector layout
+(P_SAMPLES, P_POOLMODE, P_THETA0, P_TMIN, P_TMAX, P_W, P_RECMODE, P_HBETA, P_DECAY,
+ P_TTLP, P_TTLT, P_CTRL, P_DELTA, P_ETA, P_G, P_DIRMODE, P_HMODE, P_NP) = range(18)
+
+CT_FIXED, CT_NEIGH, CT_EXTREME = 0, 1, 2
+
+
+def logit(a):
+    return math.log(a / (1.0 - a))
+
+
+def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmode=0,
+           hbeta=1.0 / 64, decay=0, ttlP=1.0, ttlT=1.0, ctrl=CT_NEIGH, delta=1.0,
+           eta=0.02, G=2048, dirmode=0, hmode=0):
+    p = np.zeros(P_NP, np.float64)
+    p[P_SAMPLES] = samples
+    p[P_POOLMODE] = poolmode
+    p[P_THETA0] = logit(alpha0)
+    p[P_TMIN] = logit(amin)
+    p[P_TMAX] = logit(amax)
+    p[P_W] = W
+    p[P_RECMODE] = recmode
+    p[P_HBETA] = hbeta
+    p[P_DECAY] = decay
+    p[P_TTLP] = ttlP
+    p[P_TTLT] = ttlT
+    p[P_CTRL] = ctrl
+    p[P_DELTA] = delta
+    p[P_ETA] = eta
+    p[P_G] = G
+    p[P_DIRMODE] = dirmode
+    p[P_HMODE] = hmode
+    return p
+
+
+@njit(cache=True, inline="always")
+def _sig(x):
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+@njit(cache=True)
+def _parts(k, now, now_min, last, cnt, ldt, expat, H, recmode, decay, ttlT):
+    """(R, counter, urgency) of cached key k at time now (ms)."""
+    idle = now - last[k]
+    if idle < 0.0:
+        idle = 0.0
+    r = idle / H
+    if recmode == 1:
+        r = math.log2(1.0 + r)
+    if decay == 0:
+        c = cnt[k]
+    else:
+        c = _decayed(cnt[k], ldt[k], now_min)
+    u = 0.0
+    left = expat[k] - now
+    if left <= 0.0:
+        u = 1.0e6
+    elif left < ttlT * H:
+        u = 1.0 - left / (ttlT * H)
+    return r, c, u
+
+
+@njit(cache=True, inline="always")
+def _blend(a, r, c, u, W, ttlP):
+    return a * r + (1.0 - a) * W * (255.0 - c) + ttlP * u * (a + (1.0 - a) * W)
+
+
+@njit(cache=True)
+def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
+    """Returns (hits, evictions, hit_per_bucket, alpha_per_bucket, stats).
+
+    stats = [duels, right, wrong, noinfo, mean H (in requests), updates]"""
+    np.random.seed(seed)
+    samples = int(p[P_SAMPLES])
+    poolmode = int(p[P_POOLMODE])
+    theta = p[P_THETA0]
+    tmin = p[P_TMIN]
+    tmax = p[P_TMAX]
+    W = p[P_W]
+    recmode = int(p[P_RECMODE])
+    hbeta = p[P_HBETA]
+    decay = int(p[P_DECAY])
+    ttlP = p[P_TTLP]
+    ttlT = p[P_TTLT]
+    ctrl = int(p[P_CTRL])
+    delta = p[P_DELTA]
+    eta = p[P_ETA]
+    G = int(p[P_G])
+    dirmode = int(p[P_DIRMODE])
+    hmode = int(p[P_HMODE])
+    blk_t = 0.0
+    blk_n = 0
+    ms_per_ev = -1.0
+    n = keys.shape[0]
+    slot_of = np.full(nkeys, -1, np.int32)
+    slots = np.empty(C, np.int32)
+    last = np.zeros(nkeys, np.float64)
+    cnt = np.zeros(nkeys, np.int32)
+    ldt = np.zeros(nkeys, np.int32)
+    expat = np.full(nkeys, np.inf)
+    ncached = 0
+    pk = np.full(EVPOOL, -1, np.int32)
+    ps = np.zeros(EVPOOL, np.float64)
+    tk = np.empty(EVPOOL, np.int32)
+    tsc = np.empty(EVPOOL, np.float64)
+    batch = np.empty(samples + 1, np.int32)
+    nb = (n + BUCKET - 1) // BUCKET
+    hb = np.zeros(nb, np.int64)
+    ab = np.zeros(nb, np.float64)
+    # duels
+    watch_slot = np.full(nkeys, -1, np.int32)
+    watch_side = np.zeros(nkeys, np.int8)
+    d_v = np.full(max(G, 1), -1, np.int32)
+    d_a = np.full(max(G, 1), -1, np.int32)
+    d_alru = np.zeros(max(G, 1), np.float64)
+    d_dir = np.zeros(max(G, 1), np.float64)
+    d_aghost = np.zeros(max(G, 1), np.int8)
+    cursor = 0
+    st = np.zeros(6, np.float64)
+    H = -1.0
+    Hsum = 0.0
+    Hn = 0
+    evictions = 0
+    hits = 0
+    flip = 1.0
+    alpha = _sig(theta)
+    for i in range(n):
+        now = float((i * 1000) // int(R))  # integer ms clock, like the server
+        now_min = int(now // 60000.0)
+        k = keys[i]
+        s = slot_of[k]
+        if s >= 0 and expat[k] <= now:
+            lastk = slots[ncached - 1]
+            slots[s] = lastk
+            slot_of[lastk] = s
+            slot_of[k] = -1
+            ncached -= 1
+            s = -1
+        if s >= 0:
+            hb[i // BUCKET] += 1
+            hits += 1
+            c = _decayed(cnt[k], ldt[k], now_min) if decay == 1 else cnt[k]
+            if c < 255:
+                base = c - 5
+                if base < 0:
+                    base = 0
+                if np.random.random() < 1.0 / (base * 10.0 + 1.0):
+                    c += 1
+            cnt[k] = c
+            ldt[k] = now_min
+            last[k] = now
+        else:
+            # ---- on_miss: ghost check
+            ws = watch_slot[k]
+            if ws >= 0:
+                if watch_side[k] == 0:
+                    a = d_a[ws]
+                    a_first = d_aghost[ws] == 0 and last[a] > d_alru[ws]
+                else:
+                    a = k
+                    a_first = True
+                dd = d_dir[ws]
+                if a_first:
+                    theta -= eta * dd
+                    st[1] += 1
+                else:
+                    theta += eta * dd
+                    st[2] += 1
+                if theta < tmin:
+                    theta = tmin
+                if theta > tmax:
+                    theta = tmax
+                alpha = _sig(theta)
+                st[5] += 1
+                watch_slot[d_v[ws]] = -1
+                watch_slot[d_a[ws]] = -1
+                d_v[ws] = -1
+            if ncached >= C:
+                victim = -1
+                nbt = 0
+                while victim < 0:
+                    # ---- scores(samples)
+                    if poolmode == 2:
+                        m = 0
+                        for j in range(EVPOOL):
+                            kk = pk[j]
+                            if kk != -1 and slot_of[kk] >= 0:
+                                r, c, u = _parts(kk, now, now_min, last, cnt, ldt, expat, H if H > 0 else 1.0, recmode, decay, ttlT)
+                                sc = _blend(alpha, r, c, u, W, ttlP)
+                                q = m
+                                while q > 0 and tsc[q - 1] > sc:
+                                    tsc[q] = tsc[q - 1]
+                                    tk[q] = tk[q - 1]
+                                    q -= 1
+                                tsc[q] = sc
+                                tk[q] = kk
+                                m += 1
+                        for j in range(EVPOOL):
+                            if j < m:
+                                pk[j] = tk[j]
+                                ps[j] = tsc[j]
+                            else:
+                                pk[j] = -1
+                                ps[j] = 0.0
+                    isum = 0.0
+                    nbt = 0
+                    for j in range(samples):
+                        kk = slots[np.random.randint(ncached)]
+                        isum += now - last[kk]
+                        batch[nbt] = kk
+                        nbt += 1
+                    mi = isum / samples
+                    if hmode == 1:
+                        # turnover time: cached keys x EWMA(ms per eviction)
+                        if ms_per_ev > 0.0:
+                            H = ncached * ms_per_ev
+                            if H < 1e-3:
+                                H = 1e-3
+                        elif H < 0.0:
+                            H = mi if mi > 0.0 else 1.0
+                    elif H < 0.0:
+                        H = mi if mi > 0.0 else 1.0
+                    else:
+                        H += hbeta * (mi - H)
+                        if H < 1e-3:
+                            H = 1e-3
+                    for j in range(nbt):
+                        kk = batch[j]
+                        r, c, u = _parts(kk, now, now_min, last, cnt, ldt, expat, H, recmode, decay, ttlT)
+                        _pool_insert(pk, ps, kk, _blend(alpha, r, c, u, W, ttlP))
+                    for j in range(EVPOOL - 1, -1, -1):
+                        if pk[j] == -1:
+                            continue
+                        kk = pk[j]
+                        pk[j] = -1
+                        ps[j] = 0.0
+                        if slot_of[kk] >= 0:
+                            victim = kk
+                            break
+                Hsum += H
+                Hn += 1
+                if evictions == 0:
+                    blk_t = now
+                blk_n += 1
+                if blk_n == 1024:
+                    m1 = (now - blk_t) / 1024.0
+                    if ms_per_ev < 0.0:
+                        ms_per_ev = m1
+                    else:
+                        ms_per_ev += 0.25 * (m1 - ms_per_ev)
+                    blk_n = 0
+                    blk_t = now
+                # ---- on_evict(victim): the victim may be a kept key of a duel
+                ws = watch_slot[victim]
+                if ws >= 0 and watch_side[victim] == 1:
+                    if last[victim] > d_alru[ws]:
+                        theta -= eta * d_dir[ws]
+                        if theta < tmin:
+                            theta = tmin
+                        if theta > tmax:
+                            theta = tmax
+                        alpha = _sig(theta)
+                        st[1] += 1
+                        st[5] += 1
+                        watch_slot[d_v[ws]] = -1
+                        watch_slot[victim] = -1
+                        d_v[ws] = -1
+                    else:
+                        d_aghost[ws] = 1
+                # ---- duel creation
+                if ctrl != 0 and G > 0 and watch_slot[victim] < 0:
+                    alt = -1
+                    dd = 0.0
+                    if ctrl == 1:
+                        if dirmode == 0:
+                            flip = -flip
+                            dd = flip
+                        else:
+                            dd = 1.0 if np.random.random() < 0.5 else -1.0
+                        a2 = _sig(theta + dd * delta)
+                        r, c, u = _parts(victim, now, now_min, last, cnt, ldt, expat, H, recmode, decay, ttlT)
+                        best = _blend(a2, r, c, u, W, ttlP)
+                        for j in range(nbt):
+                            kk = batch[j]
+                            if kk == victim:
+                                continue
+                            r, c, u = _parts(kk, now, now_min, last, cnt, ldt, expat, H, recmode, decay, ttlT)
+                            sc = _blend(a2, r, c, u, W, ttlP)
+                            if sc > best:
+                                best = sc
+                                alt = kk
+                    else:
+                        # extremes: recency's and frequency's picks among batch + victim
+                        rbest = -1.0
+                        rf = -1.0
+                        rk = -1
+                        fbest = -1.0
+                        fr = -1.0
+                        fk = -1
+                        for j in range(nbt + 1):
+                            kk = victim if j == nbt else batch[j]
+                            r, c, u = _parts(kk, now, now_min, last, cnt, ldt, expat, H, recmode, decay, ttlT)
+                            f = 255.0 - c
+                            if r > rbest or (r == rbest and f > rf):
+                                rbest = r
+                                rf = f
+                                rk = kk
+                            if f > fbest or (f == fbest and r > fr):
+                                fbest = f
+                                fr = r
+                                fk = kk
+                        if rk != fk:
+                            if victim == rk:
+                                alt = fk
+                                dd = -1.0
+                            elif victim == fk:
+                                alt = rk
+                                dd = 1.0
+                    if alt >= 0 and watch_slot[alt] < 0:
+                        # expire the duel in this ring slot
+                        if d_v[cursor] >= 0:
+                            a = d_a[cursor]
+                            if d_aghost[cursor] == 0 and last[a] > d_alru[cursor]:
+                                theta -= eta * d_dir[cursor]
+                                if theta < tmin:
+                                    theta = tmin
+                                if theta > tmax:
+                                    theta = tmax
+                                alpha = _sig(theta)
+                                st[1] += 1
+                                st[5] += 1
+                            else:
+                                st[3] += 1
+                            watch_slot[d_v[cursor]] = -1
+                            watch_slot[a] = -1
+                        d_v[cursor] = victim
+                        d_a[cursor] = alt
+                        d_alru[cursor] = last[alt]
+                        d_dir[cursor] = dd
+                        d_aghost[cursor] = 0
+                        watch_slot[victim] = cursor
+                        watch_side[victim] = 0
+                        watch_slot[alt] = cursor
+                        watch_side[alt] = 1
+                        cursor += 1
+                        if cursor >= G:
+                            cursor = 0
+                        st[0] += 1
+                sv = slot_of[victim]
+                lastk = slots[ncached - 1]
+                slots[sv] = lastk
+                slot_of[lastk] = sv
+                slot_of[victim] = -1
+                ncached -= 1
+                evictions += 1
+            slots[ncached] = k
+            slot_of[k] = ncached
+            ncached += 1
+            cnt[k] = 5
+            ldt[k] = now_min
+            last[k] = now
+            if ttl_of[k] > 0.0:
+                expat[k] = now + ttl_of[k] * 1000.0
+            else:
+                expat[k] = np.inf
+        ab[i // BUCKET] += alpha
+    for b in range(nb):
+        m = min(BUCKET, n - b * BUCKET)
+        ab[b] /= m
+    st[4] = (Hsum / max(Hn, 1)) * R / 1000.0
+    return hits, evictions, hb, ab, st
