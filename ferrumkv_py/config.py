@@ -87,7 +87,7 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("lfu-log-factor", "int", 10, True, 0, INT_MAX, doc="Morris counter logarithm factor"),
     S("lfu-decay-time", "int", 1, True, 0, INT_MAX,
       doc="minutes per LFU counter decrement (0 = never decay)"),
-    S("ahe-controller", "enum", "spec", True, choices=("spec",),
+    S("ahe-controller", "enum", "spec", True, choices=("spec", "adaptive"),
       doc="AHE alpha controller (spec = the design document's; re-setting it resets alpha)"),
     S("ahe-feedback", "enum", "window", True, choices=("window", "lifetime"),
       doc="hit ratio the AHE controller follows: each window's, or the server lifetime's"),
