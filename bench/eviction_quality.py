@@ -1,44 +1,67 @@
 """Eviction quality: each policy's real hit rate against the exact LRU at the same capacity.
 
 A read-through client (GET; on a miss SET the value, with its TTL if it has one) replays the
-workloads of ``bench/workloads.py`` against a fresh ferrumkv_py per (workload, policy), with
-the litehit shadow on.  Every key costs the same modelled bytes, so ``maxmemory`` holds
+workloads of ``bench/workloads.py`` against a fresh ferrumkv_py per (workload, policy, rate),
+with the litehit shadow on.  Every key costs the same modelled bytes, so ``maxmemory`` holds
 exactly C keys and ``litehit-block-bytes`` is that cost: the shadow's
 ``litehit_exact_hit_rate`` is then an exact LRU of C keys over the same access stream.
+(Controller memory, such as AHE-adaptive's duel ghosts, counts against the same maxmemory,
+so such a policy holds fewer keys; the ``keys`` column shows how many it held at the end.)
 
-Prints a table (hit rates in %), writes ``docs/eviction-quality.md`` and a plot
-(``docs/img/eviction_quality.png``): per workload the exact LRU curve (LITEHIT CURVE) with
-each policy's point at its capacity.  Usage::
+The client pipelines (two batches of GETs in flight) and keeps the semantics of one request
+at a time: a batch is cut before a key that is already in it or in the batch in flight, and
+the SETs of a batch's misses travel in front of a later batch's GETs, so a key that misses is
+SET before it is read again (see ``replay``).  ``--rate`` paces batches to the
+target request rate (GETs per second) in ``PACE_S`` slices; the achieved rate is reported,
+and a run that falls short of its target by more than ``RATE_SHORTFALL`` is flagged.
 
-    .venv/bin/python bench/eviction_quality.py                   # about 5 minutes
+Prints a table (hit rates in %), writes a markdown report (``--out``), a plot (``--plot``:
+per workload the exact LRU curve from LITEHIT CURVE with each policy's point at its
+capacity) and optionally every result as JSON (``--json``).  With lru, lfu and AHE policies
+and several rates, the report adds issue 8's verdicts (AHE against the better of LRU and LFU,
+and the same stream at each rate).  Usage::
+
+    .venv/bin/python bench/eviction_quality.py                   # ~20 minutes
     .venv/bin/python bench/eviction_quality.py --quick
     .venv/bin/python bench/eviction_quality.py --policies allkeys-lru,allkeys-ahe \\
-        --workloads mixed --rate 1000 --requests 60000
+        --workloads mixed --rates 1000,50000 --requests 160000 --capacity 1000 --parallel
 
 A policy is ``NAME[/SAMPLES][+config=value...]``, e.g. ``allkeys-lru/10`` or
-``allkeys-ahe+ahe-feedback=lifetime``.
+``allkeys-ahe+ahe-feedback=lifetime``.  ``--parallel`` runs the policies of a workload side by
+side (one server each); it is refused without a rate, so it only shares the machine between
+paced, light clients.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import hiredis
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.workloads import WORKLOADS  # noqa: E402
+from bench.workloads import WORKLOADS, check_size  # noqa: E402
 from ferrumkv_py import memory  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_POLICIES = "allkeys-lru,allkeys-lru/10,allkeys-lfu,allkeys-random,allkeys-ahe"
+DEFAULT_POLICIES = ("allkeys-lru,allkeys-lru/10,allkeys-lfu,allkeys-random,allkeys-ahe,"
+                    "allkeys-ahe+ahe-feedback=lifetime,allkeys-ahe+ahe-controller=adaptive")
 VALUE = b"v" * 32
 KEY_FMT = b"key:%012d"
-BATCH = 64
+BATCH = 64                  # most GETs per round trip
+PACE_S = 0.01               # a paced client sends a batch every PACE_S (rate * PACE_S GETs)
+RATE_SHORTFALL = 0.95       # achieved / target below this: the run is flagged
+CURVE_POINTS = 24
+SERVER_START_S = 20
+WITHIN_POINTS = 0.5         # issue 8: AHE within this of the better of LRU and LFU
+PARITY_POINTS = 1.0         # issue 8: same stream at two rates within this
+ABOVE_BOTH = ("shift", "shift40", "mixed")
 
 
 def key_cost() -> int:
@@ -57,52 +80,128 @@ class Server:
 
     def __init__(self, args: list[str]):
         self.port = free_port()
-        cmd = [sys.executable, "-m", "ferrumkv_py", "--port", str(self.port)] + args
+        cmd = [sys.executable, "-m", "ferrumkv_py", "--bind", "127.0.0.1",
+               "--port", str(self.port)] + args
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
-        deadline = time.time() + 20
+        deadline = time.time() + SERVER_START_S
         while True:
             try:
                 self.conn = Conn(self.port)
                 break
             except OSError:
-                if time.time() > deadline:
+                if time.time() > deadline or self.proc.poll() is not None:
+                    self.proc.kill()
                     raise
                 time.sleep(0.05)
 
     def stop(self) -> None:
         self.conn.sock.close()
         self.proc.terminate()
-        self.proc.wait(10)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
 
 
 class Conn:
     """A pipelining RESP client on a raw socket, hiredis for the replies."""
 
     def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=60)
         self.reader = hiredis.Reader()
 
-    def pipeline(self, commands: list[list[bytes]]) -> list:
+    def send(self, commands: list[list[bytes]]) -> None:
         out = []
         for argv in commands:
             out.append(b"*%d\r\n" % len(argv))
             for a in argv:
                 out.append(b"$%d\r\n%b\r\n" % (len(a), a))
         self.sock.sendall(b"".join(out))
+
+    def recv(self, count: int) -> list:
         replies = []
-        while len(replies) < len(commands):
+        while len(replies) < count:
             reply = self.reader.gets()
             if reply is False:
-                self.reader.feed(self.sock.recv(1 << 20))
+                data = self.sock.recv(1 << 20)
+                if not data:
+                    raise ConnectionError("server closed the connection")
+                self.reader.feed(data)
                 continue
             replies.append(reply)
         return replies
+
+    def pipeline(self, commands: list[list[bytes]]) -> list:
+        self.send(commands)
+        return self.recv(len(commands))
 
     def info(self, section: str) -> dict:
         text = self.pipeline([[b"INFO", section.encode()]])[0].decode()
         return dict(line.split(":", 1) for line in text.splitlines()
                     if ":" in line and not line.startswith("#"))
+
+
+def replay(conn: Conn, stream, rate: float, progress=None) -> tuple[bytearray, float]:
+    """Read-through replay of ``stream``: returns (hit flag per request, seconds).
+
+    Two batches are in flight: batch b+1 is sent before b's replies are read.  A batch is
+    cut before a key that is already in it or in the batch in flight, and the SETs of b's
+    misses travel in front of batch b+2's GETs, so every GET sees its key as a client
+    issuing requests one at a time would (a missed key is SET before it is read again).
+    ``progress(done)`` is called after every batch.
+    Complexity: O(n) client work, O(n / batch) writes.
+    """
+    keys = stream.keys.tolist()
+    ttls = stream.ttl
+    n = len(keys)
+    batch_max = BATCH if not rate else max(1, min(BATCH, int(rate * PACE_S)))
+    hit = bytearray(n)
+    pending: list = []          # SETs of read misses, sent with the next batch
+    inflight = None             # (start, names, number of SETs sent in front, key set)
+    t0 = time.perf_counter()
+    i = 0
+    while i < n or inflight is not None:
+        busy = inflight[3] if inflight is not None else ()
+        seen = set()
+        j = i
+        while j < n and j - i < batch_max and keys[j] not in seen and keys[j] not in busy:
+            seen.add(keys[j])
+            j += 1
+        new = None
+        if j > i:
+            names = [KEY_FMT % k for k in keys[i:j]]
+            conn.send(pending + [[b"GET", k] for k in names])
+            new = (i, names, len(pending), seen)
+            pending = []
+            i = j
+        if inflight is not None:
+            start, names, nsets, _ = inflight
+            replies = conn.recv(nsets + len(names))
+            for rep in replies[:nsets]:
+                if isinstance(rep, hiredis.ReplyError):
+                    raise RuntimeError("server error: %s" % rep)
+            for off, rep in enumerate(replies[nsets:]):
+                if rep is None:
+                    t = ttls.get(keys[start + off])
+                    pending.append([b"SET", names[off], VALUE] +
+                                   ([b"EX", b"%d" % t] if t else []))
+                else:
+                    hit[start + off] = 1
+            if progress is not None:
+                progress(start + len(names))
+        inflight = new
+        if rate and new is not None:
+            ahead = t0 + i / rate - time.perf_counter()
+            if ahead > 0:
+                time.sleep(ahead)
+    elapsed = time.perf_counter() - t0
+    if pending:
+        for rep in conn.pipeline(pending):
+            if isinstance(rep, hiredis.ReplyError):
+                raise RuntimeError("server error: %s" % rep)
+    return hit, elapsed
 
 
 def parse_policy(spec: str) -> tuple[str, list[str]]:
@@ -117,147 +216,237 @@ def parse_policy(spec: str) -> tuple[str, list[str]]:
     return policy, args
 
 
-def run_one(workload: str, policy_spec: str, args, stream) -> dict:
+def run_one(workload: str, policy_spec: str, args, stream, rate: float) -> dict:
     cost = key_cost()
     _, pargs = parse_policy(policy_spec)
     srv = Server(["--maxmemory", str(args.capacity * cost), "--litehit-shadow", "yes",
                   "--litehit-block-bytes", str(cost), "--hz", "10"] + pargs)
     try:
         conn = srv.conn
-        keys = stream.keys.tolist()
-        ttls = stream.ttl
-        hits = 0
-        phase_hits = [0] * len(stream.phases)
-        phase_of = [0] * len(keys)
-        for i, (_, a, b) in enumerate(stream.phases):
-            for j in range(a, b):
-                phase_of[j] = i
-        interval = BATCH / args.rate if args.rate else 0.0
-        t0 = time.perf_counter()
-        for start in range(0, len(keys), BATCH):
-            batch = keys[start:start + BATCH]
-            names = [KEY_FMT % k for k in batch]
-            replies = conn.pipeline([[b"GET", k] for k in names])
-            sets = []
-            for j, (k, rep) in enumerate(zip(batch, replies)):
-                if rep is None:
-                    t = ttls.get(k)
-                    sets.append([b"SET", names[j], VALUE] + ([b"EX", b"%d" % t] if t else []))
-                else:
-                    hits += 1
-                    phase_hits[phase_of[start + j]] += 1
-            if sets:
-                for rep in conn.pipeline(sets):
-                    if isinstance(rep, hiredis.ReplyError):
-                        raise RuntimeError("server error: %s" % rep)
-            if interval:
-                behind = t0 + (start // BATCH + 1) * interval - time.perf_counter()
-                if behind > 0:
-                    time.sleep(behind)
-        elapsed = time.perf_counter() - t0
-        lit = conn.info("litehit")
-        mem = conn.info("memory")
-        stats = conn.info("stats")
-        curve = conn.pipeline([[b"LITEHIT", b"CURVE", b"24"]])[0]
-        return {
-            "workload": workload, "policy": policy_spec, "requests": len(keys),
-            "hit": hits / len(keys), "exact": float(lit["litehit_exact_hit_rate"]),
-            "exact_inf": float(lit["litehit_exact_hit_rate_inf"]),
-            "capacity": int(lit["litehit_capacity_blocks"]),
-            "evicted": int(stats["evicted_keys"]), "alpha": mem.get("ahe_alpha", ""),
-            "phases": [(name, phase_hits[i] / max(b - a, 1))
-                       for i, (name, a, b) in enumerate(stream.phases)],
-            "curve": [(int(c), float(r)) for c, r in curve], "seconds": elapsed,
-        }
+        hit, elapsed = replay(conn, stream, rate)
+        lit, mem = conn.info("litehit"), conn.info("memory")
+        stats, ks = conn.info("stats"), conn.info("keyspace")
+        curve = conn.pipeline([[b"LITEHIT", b"CURVE", b"%d" % CURVE_POINTS]])[0]
     finally:
         srv.stop()
+    n = len(hit)
+    db0 = dict(kv.split("=") for kv in ks.get("db0", "keys=0").split(","))
+    return {
+        "workload": workload, "policy": policy_spec, "rate": rate, "requests": n,
+        "hit": sum(hit) / n, "exact": float(lit["litehit_exact_hit_rate"]),
+        "exact_inf": float(lit["litehit_exact_hit_rate_inf"]),
+        "shadow_real": float(lit["litehit_real_hit_rate"]),
+        "capacity": int(lit["litehit_capacity_blocks"]), "keys": int(db0["keys"]),
+        "evicted": int(stats["evicted_keys"]), "expired": int(stats["expired_keys"]),
+        "alpha": mem.get("ahe_alpha", ""), "ahe_extra_memory": int(mem.get("ahe_extra_memory", 0)),
+        "duels": {k: int(v) for k, v in mem.items() if k.startswith("ahe_duels")},
+        "phases": [(name, sum(hit[a:b]) / max(b - a, 1)) for name, a, b in stream.phases],
+        "curve": [(int(c), float(r)) for c, r in curve], "seconds": elapsed,
+        "achieved_rate": n / elapsed,
+    }
 
+
+def fmt_row(r: dict) -> str:
+    short = r["rate"] and r["achieved_rate"] < RATE_SHORTFALL * r["rate"]
+    return "%-8s %-36s %6s %7.2f %7.2f %7.2f %6d %8d %7s %8.0f/s%s" % (
+        r["workload"], r["policy"], rate_name(r["rate"]), 100 * r["hit"], 100 * r["exact"],
+        100 * r["exact_inf"], r["keys"], r["evicted"], r["alpha"][:5], r["achieved_rate"],
+        "  (SHORT of the target rate)" if short else "")
+
+
+def rate_name(rate: float) -> str:
+    if not rate:
+        return "max"
+    return "%gk" % (rate / 1000) if rate >= 1000 else "%g" % rate
+
+
+# ---- report ----
 
 def write_report(results: list, args, path: str, plot_path: str) -> None:
     policies = list(dict.fromkeys(r["policy"] for r in results))
     workloads = list(dict.fromkeys(r["workload"] for r in results))
-    by = {(r["workload"], r["policy"]): r for r in results}
-    cmd = "bench/eviction_quality.py " + " ".join(sys.argv[1:])
+    rates = list(dict.fromkeys(r["rate"] for r in results))
+    by = {(r["workload"], r["policy"], r["rate"]): r for r in results}
+    cmd = ".venv/bin/python bench/eviction_quality.py " + " ".join(sys.argv[1:])
     lines = ["# Eviction quality: real hit rate against exact LRU", "",
-             "Generated by `%s` on %s: %d requests per run, capacity %d keys, read-through "
-             "client (GET, SET on a miss), %s." % (cmd.strip(), time.strftime("%Y-%m-%d"),
-                                                   args.requests, args.capacity,
-                                                   "%d requests/s" % args.rate if args.rate
-                                                   else "as fast as the server answers"),
-             "", "Hit rates in %. `exact LRU` is the shadow's exact LRU at the same capacity "
-             "(same access stream); `inf` is the compulsory-miss limit.", "",
-             "| workload | " + " | ".join(policies) + " | exact LRU | inf |",
-             "|---|" + "---|" * (len(policies) + 2)]
-    for w in workloads:
-        row = [w] + ["%.2f" % (100 * by[(w, p)]["hit"]) if (w, p) in by else "" for p in policies]
-        any_r = next(by[(w, p)] for p in policies if (w, p) in by)
-        row += ["%.2f" % (100 * any_r["exact"]), "%.2f" % (100 * any_r["exact_inf"])]
-        lines.append("| " + " | ".join(row) + " |")
+             "Generated by `%s` on %s: %d requests per run, capacity C = %d keys (%d bytes "
+             "each), seed %d, read-through client (GET, SET on a miss)." % (
+                 cmd.strip(), time.strftime("%Y-%m-%d"), args.requests, args.capacity,
+                 key_cost(), args.seed), "",
+             "Hit rates in %%. `exact LRU` is the shadow's exact LRU of C keys over the same "
+             "access stream (from the first policy's run; the other runs' shadows agree "
+             "within %.2f points); `inf` is the compulsory-miss limit.  `keys` row: keys "
+             "held at the end (controller memory counts against maxmemory)." % (
+                 100 * max_exact_spread(results))]
+    for rate in rates:
+        achieved = [by[k]["achieved_rate"] for k in by if k[2] == rate]
+        lines += ["", "### %s" % ("paced at %d requests/s" % rate if rate else
+                                   "unthrottled (as fast as client and server go)"),
+                  "", "Achieved: %.0f-%.0f requests/s (median %.0f)." % (
+                      min(achieved), max(achieved), sorted(achieved)[len(achieved) // 2]), "",
+                  "| workload | " + " | ".join(policies) + " | exact LRU | inf |",
+                  "|---|" + "---|" * (len(policies) + 2)]
+        for w in workloads:
+            rs = [by.get((w, p, rate)) for p in policies]
+            ref = next(r for r in rs if r)
+            lines.append("| %s | %s | %.2f | %.2f |" % (
+                w, " | ".join("%.2f" % (100 * r["hit"]) if r else "" for r in rs),
+                100 * ref["exact"], 100 * ref["exact_inf"]))
+        lines.append("| keys | %s | %d | |" % (" | ".join(
+            str(min(r["keys"] for r in results if r["policy"] == p and r["rate"] == rate))
+            for p in policies), args.capacity))
+    lines += verdicts(results, workloads, rates)
     lines += ["", "![curves](img/%s)" % os.path.basename(plot_path), ""]
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         f.write("\n".join(lines))
-    plot(results, workloads, policies, plot_path)
+    plot(results, workloads, plot_path)
     print("wrote", path, "and", plot_path)
 
 
-def plot(results, workloads, policies, path: str) -> None:
+def max_exact_spread(results: list) -> float:
+    spread = 0.0
+    for w in {r["workload"] for r in results}:
+        ex = [r["exact"] for r in results if r["workload"] == w]
+        spread = max(spread, max(ex) - min(ex))
+    return spread
+
+
+def verdicts(results: list, workloads: list, rates: list) -> list:
+    """Issue 8's targets for every AHE policy present, as markdown lines."""
+    by = {(r["workload"], r["policy"], r["rate"]): 100 * r["hit"] for r in results}
+    ahes = [p for p in dict.fromkeys(r["policy"] for r in results) if "ahe" in p]
+    if not ahes or not all((w, p, rt) in by for w in workloads for rt in rates
+                           for p in ("allkeys-lru", "allkeys-lfu")):
+        return []
+    out = ["", "### Issue 8 targets (points)", "",
+           "`vs best` = AHE minus the better of allkeys-lru and allkeys-lfu at that rate "
+           "(target: >= -%.1f everywhere, > 0 on %s); `parity` = AHE at %s minus at %s "
+           "(target: within %.1f)." % (WITHIN_POINTS, ", ".join(ABOVE_BOTH),
+                                       rate_name(rates[0]), rate_name(rates[-1]),
+                                       PARITY_POINTS), ""]
+    head = ["policy", "workload"] + ["vs best %s" % rate_name(rt) for rt in rates]
+    if len(rates) > 1:
+        head.append("parity")
+    out += ["| " + " | ".join(head) + " | verdict |", "|---" * (len(head) + 1) + "|"]
+    for p in ahes:
+        for w in workloads:
+            deltas = [by[(w, p, rt)] - max(by[(w, "allkeys-lru", rt)],
+                                           by[(w, "allkeys-lfu", rt)]) for rt in rates]
+            bad = []
+            for rt, d in zip(rates, deltas):
+                if w in ABOVE_BOTH and d <= 0:
+                    bad.append("not above both at %s by %.2f" % (rate_name(rt), -d))
+                elif d < -WITHIN_POINTS:
+                    bad.append("below best at %s by %.2f" % (rate_name(rt), -d))
+            row = [p, w] + ["%+.2f" % d for d in deltas]
+            if len(rates) > 1:
+                par = by[(w, p, rates[0])] - by[(w, p, rates[-1])]
+                row.append("%+.2f" % par)
+                if abs(par) > PARITY_POINTS:
+                    bad.append("parity off by %.2f" % (abs(par) - PARITY_POINTS))
+            out.append("| " + " | ".join(row) + " | %s |" % ("; ".join(bad) or "met"))
+    return out
+
+
+def plot(results, workloads, path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    cols = min(3, len(workloads))
+    cols = min(4, len(workloads))
     rows = (len(workloads) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.8 * rows), squeeze=False)
-    markers = "osD^vP*X"
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 4.0 * rows), squeeze=False)
+    markers = "osD^vP*Xh<>"
+    labels = list(dict.fromkeys((r["policy"], r["rate"]) for r in results))
+    multi_rate = len({r["rate"] for r in results}) > 1
+    handles = {}
     for i, w in enumerate(workloads):
         ax = axes[i // cols][i % cols]
         rs = [r for r in results if r["workload"] == w]
         curve = rs[0]["curve"]
-        ax.plot([c for c, _ in curve], [100 * h for _, h in curve], "k-", lw=1.2,
-                label="exact LRU")
-        for j, r in enumerate(rs):
-            ax.plot([r["capacity"]], [100 * r["hit"]], markers[j % len(markers)], ms=7,
-                    label=r["policy"], alpha=0.8)
+        cap = rs[0]["capacity"]
+        line, = ax.plot([c for c, _ in curve], [100 * h for _, h in curve], "k-", lw=1.2)
+        handles["exact LRU (shadow)"] = line
+        for r in rs:
+            j = labels.index((r["policy"], r["rate"]))
+            lab = r["policy"] + (" @" + rate_name(r["rate"]) if multi_rate else "")
+            pt, = ax.plot([cap], [100 * r["hit"]], markers[j % len(markers)], ms=7,
+                          alpha=0.75, color="C%d" % (j % 10))
+            handles[lab] = pt
         ax.set_xscale("log")
-        ax.set_title(w)
+        ax.set_title("%s (C = %d keys)" % (w, cap))
         ax.set_xlabel("capacity (keys)")
         ax.set_ylabel("hit rate %")
         ax.grid(alpha=0.3)
-        if i == 0:
-            ax.legend(fontsize=7)
-    for k in range(len(workloads), rows * cols):
-        axes[k // cols][k % cols].axis("off")
+        # an inset-like zoom: the points sit in a narrow band at C
+        ys = [100 * r["hit"] for r in rs] + [100 * rs[0]["exact"]]
+        ax.axvline(cap, color="grey", lw=0.5, ls=":")
+        ax.annotate("%.1f-%.1f%%" % (min(ys), max(ys)), (cap, max(ys)), fontsize=7,
+                    xytext=(4, 6), textcoords="offset points")
+    spare = [axes[k // cols][k % cols] for k in range(len(workloads), rows * cols)]
+    for ax in spare:
+        ax.axis("off")
+    (spare[0] if spare else fig).legend(list(handles.values()), list(handles), fontsize=8,
+                                       loc="center")
     fig.tight_layout()
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fig.savefig(path, dpi=110)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=100)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--policies", default=DEFAULT_POLICIES)
-    ap.add_argument("--requests", type=int, default=200_000)
-    ap.add_argument("--capacity", type=int, default=4000, help="cache size in keys")
+    ap.add_argument("--requests", type=int, default=400_000)
+    ap.add_argument("--capacity", type=int, default=2000, help="cache size in keys")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--rate", type=float, default=0, help="requests/s (0 = unthrottled)")
+    ap.add_argument("--rates", default="0",
+                    help="comma-separated requests/s targets (0 = unthrottled)")
+    ap.add_argument("--rate", type=float, help="one rate (same as --rates R)")
+    ap.add_argument("--parallel", action="store_true",
+                    help="paced rates only: run a workload's policies side by side")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "eviction-quality.md"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "eviction_quality.png"))
+    ap.add_argument("--json", help="also write every result here")
     args = ap.parse_args()
     if args.quick:
-        args.requests, args.capacity = 40_000, 1000
+        args.requests, args.capacity = 100_000, 500
+    rates = [args.rate] if args.rate is not None else [float(x) for x in args.rates.split(",")]
+    policies = args.policies.split(",")
     results = []
-    print("%-8s %-34s %8s %8s %8s %8s %7s" % ("workload", "policy", "hit%", "exact%",
-                                             "inf%", "evicted", "alpha"))
-    for w in args.workloads.split(","):
-        stream = WORKLOADS[w](args.requests, args.capacity, args.seed)
-        for p in args.policies.split(","):
-            r = run_one(w, p, args, stream)
-            results.append(r)
-            print("%-8s %-34s %8.2f %8.2f %8.2f %8d %7s  (%.1fs)" % (
-                w, p, 100 * r["hit"], 100 * r["exact"], 100 * r["exact_inf"], r["evicted"],
-                r["alpha"], r["seconds"]), flush=True)
+    print("%-8s %-36s %6s %7s %7s %7s %6s %8s %7s %10s" % (
+        "workload", "policy", "rate", "hit%", "exact%", "inf%", "keys", "evicted", "alpha",
+        "achieved"))
+    for rate in rates:
+        for w in args.workloads.split(","):
+            warn = check_size(w, args.requests, args.capacity)
+            if warn:
+                print("warning:", warn)
+            stream = WORKLOADS[w](args.requests, args.capacity, args.seed)
+            if args.parallel and rate:
+                got = [None] * len(policies)
+
+                def work(k: int, p: str, stream=stream, w=w, rate=rate) -> None:
+                    got[k] = run_one(w, p, args, stream, rate)
+
+                threads = [threading.Thread(target=work, args=(k, p))
+                           for k, p in enumerate(policies)]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+                if any(g is None for g in got):
+                    raise RuntimeError("a parallel run failed (see above)")
+            else:
+                got = (run_one(w, p, args, stream, rate) for p in policies)
+            for r in got:
+                results.append(r)
+                print(fmt_row(r), flush=True)
     write_report(results, args, args.out, args.plot)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": vars(args), "argv": sys.argv[1:], "results": results}, f)
     return 0
 
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from litehit.core import LiteHit
 from litehit.keyhash import hash_keys
+from litehit.publish import published
 
 from .info import section
 
@@ -291,28 +292,18 @@ class Shadow:
         """LITEHIT SAVE: publish the window's facts as ``dir/litehit_facts.csv`` atomically."""
         self.consume()
         path = self._path("litehit_facts.csv")
-        tmp = path + ".tmp"
         bb = self.block_bytes()
-        try:
-            with open(tmp, "w", encoding="ascii", newline="") as f:
-                f.write("trace_id,instance_id,timestamp_ns,input_token_len,block_size_tokens,"
-                        "block_bytes,hit_curve\n")
-                for ts, sizes, off, start, run, seq in self._facts:
-                    st, rn, of = start.tolist(), run.tolist(), off.tolist()
-                    rows = []
-                    for i, n in enumerate(sizes.tolist()):
-                        curve = ",".join("[%d,%d]" % (st[j], rn[j])
-                                         for j in range(of[i], of[i + 1]))
-                        rows.append('%s-%d,%s,%d,%d,1,%d,"[%s]"\n'
-                                    % (INSTANCE_ID, seq + i, INSTANCE_ID, ts, n, bb, curve))
-                    f.write("".join(rows))
-            os.replace(tmp, path)
-        except OSError:
-            try:
-                os.remove(tmp)
-            except OSError:
-                pass
-            raise
+        with published(path, "w", encoding="ascii", newline="") as f:
+            f.write("trace_id,instance_id,timestamp_ns,input_token_len,block_size_tokens,"
+                    "block_bytes,hit_curve\n")
+            for ts, sizes, off, start, run, seq in self._facts:
+                st, rn, of = start.tolist(), run.tolist(), off.tolist()
+                rows = []
+                for i, n in enumerate(sizes.tolist()):
+                    curve = ",".join("[%d,%d]" % (st[j], rn[j]) for j in range(of[i], of[i + 1]))
+                    rows.append('%s-%d,%s,%d,%d,1,%d,"[%s]"\n'
+                                % (INSTANCE_ID, seq + i, INSTANCE_ID, ts, n, bb, curve))
+                f.write("".join(rows))
         return path
 
     def close(self) -> None:

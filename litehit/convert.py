@@ -20,13 +20,13 @@ runs. Output lines are compact JSON without spaces and are published atomically
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
+
+from .publish import published
 
 MOONCAKE_BLOCK_SIZE_TOKENS = 512
 NS_PER_MS = 1_000_000
 TIMESTAMP_SHIFT_MS = 1                  # makes the first (0 ms) rows strictly positive
-TMP_SUFFIX = ".tmp"
 
 
 class ConvertError(ValueError):
@@ -89,33 +89,23 @@ def convert_mooncake(in_path: str, out_path: str, instance_id: str,
         raise ConvertError("the instance id must not be empty")
     if block_size <= 0:
         raise ConvertError(f"the block size must be positive, got {block_size}")
-    tmp_path = out_path + TMP_SUFFIX
-    os.makedirs(os.path.dirname(out_path) or ".", exist_ok=True)
     requests = accesses = tokens = 0
     last_ms = 0
-    try:
-        with open(in_path, "rb") as src, open(tmp_path, "w", encoding="utf-8") as dst:
-            for line_no, raw in enumerate(src, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    obj = json.loads(raw)
-                except ValueError as exc:
-                    raise ConvertError(f"line {line_no}: bad JSON: {exc}") from None
-                line, ts_ms, n_keys = mooncake_event(obj, line_no, instance_id, block_size)
-                if ts_ms < last_ms:
-                    raise ConvertError(f"line {line_no}: timestamp {ts_ms} ms goes backwards "
-                                       f"(previous {last_ms} ms)")
-                last_ms = ts_ms
-                dst.write(line)
-                requests += 1
-                accesses += n_keys
-                tokens += obj["input_length"]
-        os.replace(tmp_path, out_path)
-    except BaseException:
-        try:
-            os.remove(tmp_path)
-        except OSError:
-            pass
-        raise
+    with open(in_path, "rb") as src, published(out_path, "w", encoding="utf-8") as dst:
+        for line_no, raw in enumerate(src, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError as exc:
+                raise ConvertError(f"line {line_no}: bad JSON: {exc}") from None
+            line, ts_ms, n_keys = mooncake_event(obj, line_no, instance_id, block_size)
+            if ts_ms < last_ms:
+                raise ConvertError(f"line {line_no}: timestamp {ts_ms} ms goes backwards "
+                                   f"(previous {last_ms} ms)")
+            last_ms = ts_ms
+            dst.write(line)
+            requests += 1
+            accesses += n_keys
+            tokens += obj["input_length"]
     return ConvertStats(requests, accesses, tokens)

@@ -41,11 +41,11 @@ from litehit.config import EVENTS_PER_WORKER_WINDOW, OfflineConfig
 from litehit.core import LiteHit
 from litehit.lanes import LaneBatch, PreparedChunk, ReplayPlan, concat_lane_batches, \
     prepare_chunk
+from litehit.publish import published
 from litehit.query import FACTS_HEADER
 from litehit.trace import TraceError
 
 FACTS_FILE_NAME = "litehit_facts.csv"
-TMP_SUFFIX = ".tmp"
 CHUNK_LINES = EVENTS_PER_WORKER_WINDOW  # lines per prepare_chunk task
 INFLIGHT_WINDOWS = 2                    # windows submitted ahead of the one replayed
 
@@ -197,13 +197,6 @@ def _replay_window(cores: list, window: list[PreparedChunk], stats: ReplayStats,
     return rows
 
 
-def _remove_quietly(path: str) -> None:
-    try:
-        os.remove(path)
-    except OSError:
-        pass
-
-
 def run_replay(config: OfflineConfig, progress: ProgressFn | None = None,
                clock: Callable[[], float] = time.perf_counter) -> ReplayStats:
     """Replay ``config.trace_file_path`` and publish ``litehit_facts.csv`` atomically.
@@ -220,12 +213,11 @@ def run_replay(config: OfflineConfig, progress: ProgressFn | None = None,
     stats = ReplayStats(instances=len(cores), lane_accesses=dict.fromkeys(lane_ids, 0))
     os.makedirs(config.output_result_path, exist_ok=True)
     final_path = os.path.join(config.output_result_path, FACTS_FILE_NAME)
-    tmp_path = final_path + TMP_SUFFIX
     chunks = windows = None
     try:
         total_bytes = os.path.getsize(config.trace_file_path)
         with open(config.trace_file_path, "rb") as trace, \
-                open(tmp_path, "w", encoding="utf-8", newline="") as out:
+                published(final_path, "w", encoding="utf-8", newline="") as out:
             out.write(",".join(FACTS_HEADER) + "\n")
             order = _OrderCheck()
             chunks = _prepared_chunks(_line_chunks(trace, stats), plan,
@@ -246,15 +238,10 @@ def run_replay(config: OfflineConfig, progress: ProgressFn | None = None,
                 if progress is not None:
                     stats.seconds = t_wait - start
                     progress(stats, total_bytes)
-        if stats.requests == 0:
-            raise ReplayError("zero readable requests (no get or request events)")
-        os.replace(tmp_path, final_path)
+            if stats.requests == 0:
+                raise ReplayError("zero readable requests (no get or request events)")
     except ReplayError as exc:
-        _remove_quietly(tmp_path)
         raise ReplayError(f"{config.trace_file_path}: {exc}") from None
-    except BaseException:
-        _remove_quietly(tmp_path)
-        raise
     finally:
         for gen in (windows, chunks):   # stops worker processes now, even on errors
             if gen is not None:

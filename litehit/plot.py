@@ -15,18 +15,17 @@ O((segments + rows) x capacities) time, O(instances x capacities) memory.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from litehit.projector import BYTES_PER_GB, INFINITE_CAPACITY, HitCurveProjector
+from litehit.publish import published
 from litehit.query import Totals, accumulate, iter_fact_batches, project_batch
 
 PLOT_GRID_POINTS = 48
 FIGURE_SIZE_IN = (8.0, 5.0)
 FIGURE_DPI = 110
-TMP_SUFFIX = ".tmp"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,17 +125,8 @@ def render_png(curves: list[Curve], unit: str, out_path: str, title: str = "") -
     ax.set_title(title or "LiteHit prefix hit rate vs capacity")
     ax.legend(loc="upper left", fontsize="small")
     fig.tight_layout()
-    tmp_path = out_path + TMP_SUFFIX
-    os.makedirs(os.path.dirname(out_path) or ".", exist_ok=True)
-    try:
-        fig.savefig(tmp_path, format="png")
-        os.replace(tmp_path, out_path)
-    except BaseException:
-        try:
-            os.remove(tmp_path)
-        except OSError:
-            pass
-        raise
+    with published(out_path, "wb") as f:
+        fig.savefig(f, format="png")
 
 
 def plot_facts(facts_path: str, out_path: str, capacities_gb: list[float] | None = None,

@@ -25,7 +25,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -33,11 +32,11 @@ import numpy as np
 
 from litehit.facts import hit_curve_from_json
 from litehit.projector import INFINITE_CAPACITY, HitCurveProjector
+from litehit.publish import published
 
 FACTS_HEADER = ["trace_id", "instance_id", "timestamp_ns", "input_token_len",
                 "block_size_tokens", "block_bytes", "hit_curve"]
 QUERY_BATCH_ROWS = 4096
-TMP_SUFFIX = ".tmp"
 
 
 class FactsError(ValueError):
@@ -271,25 +270,15 @@ def run_query(facts_path: str, out_path: str, capacities_gb: list[float]) -> dic
     capacity_bytes = [HitCurveProjector.capacity_bytes_from_gb(gb) for gb in capacities_gb]
     assert all(c >= 0 or c == INFINITE_CAPACITY for c in capacity_bytes)
     totals: dict[str, Totals] = {}
-    tmp_path = out_path + TMP_SUFFIX
-    os.makedirs(os.path.dirname(out_path) or ".", exist_ok=True)
-    try:
-        with open(tmp_path, "w", encoding="utf-8", newline="\n") as out:
-            for batch in iter_fact_batches(facts_path):
-                hits = project_batch(batch, capacity_bytes)
-                accumulate(totals, batch, hits)
-                out.write(_request_lines(batch, hits))
-            overall = Totals.zero(len(capacities_gb))
-            for instance_id in sorted(totals, key=lambda s: s.encode("utf-8")):
-                out.write(summary_line(totals[instance_id], capacities_gb, instance_id))
-                overall.add(totals[instance_id])
-            out.write(summary_line(overall, capacities_gb, None))
-        os.replace(tmp_path, out_path)
-    except BaseException:
-        try:
-            os.remove(tmp_path)
-        except OSError:
-            pass
-        raise
+    with published(out_path, "w", encoding="utf-8", newline="\n") as out:
+        for batch in iter_fact_batches(facts_path):
+            hits = project_batch(batch, capacity_bytes)
+            accumulate(totals, batch, hits)
+            out.write(_request_lines(batch, hits))
+        overall = Totals.zero(len(capacities_gb))
+        for instance_id in sorted(totals, key=lambda s: s.encode("utf-8")):
+            out.write(summary_line(totals[instance_id], capacities_gb, instance_id))
+            overall.add(totals[instance_id])
+        out.write(summary_line(overall, capacities_gb, None))
     totals[""] = overall
     return totals

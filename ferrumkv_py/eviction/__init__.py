@@ -277,7 +277,14 @@ class Evictor:
             ks.lfu_on = False
         ahe_on = self.policy_kind == KIND_AHE and self.controller is not None
         ks.miss_hook = self.controller.on_miss if ahe_on else None
-        self.ctl_mem = self.controller.extra_memory_bytes if ahe_on else None
+        self.ctl_mem = None
+        if ahe_on:
+            ctl = self.controller
+            if not getattr(ctl, "extra_memory_fixed", False):
+                self.ctl_mem = ctl.extra_memory_bytes        # read before every write
+            elif ctl.extra_memory_bytes():
+                fixed = ctl.extra_memory_bytes()
+                self.ctl_mem = lambda: fixed
 
     def _set_log_factor(self, value: int) -> None:
         self.log_factor = value

@@ -78,6 +78,9 @@ Optional members (the Evictor checks with ``getattr``):
 ``set_scope(volatile)``
     told whether the policy is volatile-ahe (candidates = keys with a TTL) or allkeys-ahe,
     at creation and on every policy change.
+``extra_memory_fixed``
+    True when ``extra_memory_bytes()`` never changes (the spec controller: always 0): the
+    Evictor then reads it once instead of before every write (make_room's fast path).
 ``counter_decay_minutes``
     None (the spec controller): the Morris counter decays by ``lfu-decay-time``; an int:
     the decay period this controller needs instead while it is active (0 = no wall-clock
@@ -186,6 +189,7 @@ class SpecController:
     name = "spec"
     on_miss = None                  # this controller does not need the miss stream
     counter_decay_minutes = None    # the counter decays by lfu-decay-time
+    extra_memory_fixed = True       # extra_memory_bytes() is always 0
 
     def __init__(self, ks, settings: AheSettings):
         self.ks = ks

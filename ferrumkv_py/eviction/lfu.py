@@ -108,6 +108,14 @@ def make_touch(log_factor: int, decay_minutes: int, rand):
             return counter + 1 if _r() < _p[counter] else counter
         return touch
 
+    if decay_minutes == 1:                  # the default: one step per minute boundary
+        def touch_minute(counter, last_ms, now_ms, _p=probs, _r=rand, _m=MS_PER_MINUTE):
+            periods = now_ms // _m - last_ms // _m
+            if periods > 0:
+                counter = counter - periods if periods < counter else 0
+            return counter + 1 if _r() < _p[counter] else counter
+        return touch_minute
+
     def touch_decay(counter, last_ms, now_ms, _p=probs, _r=rand, _d=decay_minutes,
                     _m=MS_PER_MINUTE):
         periods = (now_ms // _m - last_ms // _m) // _d

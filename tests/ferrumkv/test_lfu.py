@@ -173,3 +173,16 @@ def test_lfu_scores_rank_rare_keys_first():
     assert scores == [255 - 55, 255 - 15, 255 - 5]
     clock.advance(10 * MS_PER_MINUTE)
     assert lfu.lfu_scores(ents, clock.now_ms(), 1) == [255 - 45, 255 - 5, 255]
+
+
+@pytest.mark.parametrize("decay", [0, 1, 2, 7])
+def test_touch_is_decay_then_log_incr(decay):
+    rng = random.Random(decay)
+    for _ in range(2000):
+        factor = rng.choice((0, 1, 10, 100))
+        c = rng.randrange(256)
+        last = rng.randrange(10 ** 12, 10 ** 12 + 10 ** 8)
+        now = last + rng.randrange(0, 30 * MS_PER_MINUTE)
+        r = rng.random()
+        touch = make_touch(factor, decay, lambda: r)
+        assert touch(c, last, now) == log_incr(decr(c, last, now, decay), factor, r)
