@@ -1,18 +1,27 @@
 """Watch AHE's alpha move: scrape INFO while a workload goes through its phases.
 
-A read-through client replays the ``mixed`` workload (burst -> stable -> scan -> stable,
-``bench/workloads.py``) against ferrumkv_py under ``allkeys-ahe``; a second connection
-scrapes ``INFO memory`` and ``INFO stats`` several times a second, as a monitoring system
-would.  For each configuration (by default the design as written with ``ahe-feedback
-window`` and ``lifetime``) it writes a CSV of (time, requests done, phase, ahe_alpha,
-ahe_last_hit_ratio, overall hit ratio, hit ratio since the previous scrape) and one plot
-with a panel per configuration and seed.  Usage::
+A read-through client (``eviction_quality.replay``) replays the ``mixed`` workload (bursts ->
+stable -> scans -> stable, ``bench/workloads.py``) against ferrumkv_py under ``allkeys-ahe``,
+paced at ``--rate``; a second connection scrapes ``INFO memory`` and ``INFO stats`` every
+``SCRAPE_INTERVAL_S``, as a monitoring system would.  For each configuration and seed it
+records (time, requests done, phase, inside a burst/scan window or not, ahe_alpha,
+ahe_last_hit_ratio, overall hit ratio, hit ratio since the previous scrape), and writes:
 
-    .venv/bin/python bench/ahe_convergence.py                  # ~2 minutes
-    .venv/bin/python bench/ahe_convergence.py --seeds 1,2,3 \\
-        --configs "ahe-feedback=window;ahe-feedback=lifetime" --rate 20000
+* a CSV of every scrape (``--csv``);
+* a plot (``--plot``): one panel per configuration, one alpha line per seed, burst windows
+  shaded red and scan windows blue, the phases named on top, the hit ratio since the
+  previous scrape (thin, right axis) for the first seed;
+* a summary per configuration and seed on stdout (markdown): mean alpha inside the burst
+  windows, in the gaps between them, in the stable phases and in the scan phase.
 
-Outputs: ``docs/ahe_convergence.csv`` and ``docs/img/ahe_convergence.png``.
+Usage::
+
+    .venv/bin/python bench/ahe_convergence.py                  # 3 configs x 3 seeds, ~10 min
+    .venv/bin/python bench/ahe_convergence.py --seeds 1 --configs "ahe-controller=adaptive" \\
+        --requests 100000 --rate 5000
+
+A configuration is ``name=value+name=value`` (server config), configurations are separated
+by ``;``.  Outputs: ``docs/ahe_convergence.csv`` and ``docs/img/ahe_convergence.png``.
 """
 
 from __future__ import annotations
@@ -25,11 +34,26 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.eviction_quality import BATCH, KEY_FMT, VALUE, Conn, Server, key_cost  # noqa: E402
+from bench.eviction_quality import Conn, Server, key_cost, replay  # noqa: E402
 from bench.workloads import WORKLOADS  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRAPE_INTERVAL_S = 0.2
+SCRAPE_INTERVAL_S = 0.1
+DEFAULT_CONFIGS = "ahe-feedback=window;ahe-feedback=lifetime;ahe-controller=adaptive"
+EVENT_COLOURS = {"burst": "tab:red", "scan": "tab:blue"}
+
+
+def locate(stream, i: int) -> tuple[str, str]:
+    """(phase name, event name or '') of request index i."""
+    phase = stream.phases[-1][0]
+    for name, a, b in stream.phases:
+        if a <= i < b:
+            phase = name
+            break
+    for name, a, b in stream.events:
+        if a <= i < b:
+            return phase, name
+    return phase, ""
 
 
 def run(config: str, seed: int, args) -> list[dict]:
@@ -39,34 +63,29 @@ def run(config: str, seed: int, args) -> list[dict]:
         k, _, v = item.partition("=")
         extra += ["--" + k, v]
     srv = Server(["--maxmemory", str(args.capacity * key_cost()),
-                  "--maxmemory-policy", args.policy] + extra)
+                  "--maxmemory-policy", args.policy, "--hz", "10"] + extra)
     done = [0]
     rows: list[dict] = []
     stop = threading.Event()
-    phase_at = stream.phases
-
-    def phase_of(i: int) -> str:
-        for name, a, b in phase_at:
-            if a <= i < b:
-                return name
-        return phase_at[-1][0]
 
     def scrape() -> None:
         conn = Conn(srv.port)
         t0 = time.perf_counter()
         last_h = last_m = 0
         while not stop.is_set():
+            at = done[0]
             mem, st = conn.info("memory"), conn.info("stats")
             h, m = int(st["keyspace_hits"]), int(st["keyspace_misses"])
             dh, dm = h - last_h, m - last_m
             last_h, last_m = h, m
+            phase, event = locate(stream, at)
             rows.append({
                 "config": config, "seed": seed, "t": round(time.perf_counter() - t0, 3),
-                "requests": done[0], "phase": phase_of(done[0]),
+                "requests": at, "phase": phase, "event": event,
                 "alpha": float(mem.get("ahe_alpha", "nan")),
                 "last_hit_ratio": float(mem.get("ahe_last_hit_ratio", "nan")),
-                "hit_ratio": h / (h + m) if h + m else 0.0,
-                "recent_hit_ratio": dh / (dh + dm) if dh + dm else 0.0,
+                "hit_ratio": round(h / (h + m), 5) if h + m else 0.0,
+                "recent_hit_ratio": round(dh / (dh + dm), 5) if dh + dm else 0.0,
             })
             stop.wait(SCRAPE_INTERVAL_S)
         conn.sock.close()
@@ -74,20 +93,7 @@ def run(config: str, seed: int, args) -> list[dict]:
     th = threading.Thread(target=scrape, daemon=True)
     th.start()
     try:
-        keys = stream.keys.tolist()
-        interval = BATCH / args.rate if args.rate else 0.0
-        t0 = time.perf_counter()
-        for start in range(0, len(keys), BATCH):
-            names = [KEY_FMT % k for k in keys[start:start + BATCH]]
-            replies = srv.conn.pipeline([[b"GET", k] for k in names])
-            sets = [[b"SET", k, VALUE] for k, rep in zip(names, replies) if rep is None]
-            if sets:
-                srv.conn.pipeline(sets)
-            done[0] = start + len(names)
-            if interval:
-                behind = t0 + (start // BATCH + 1) * interval - time.perf_counter()
-                if behind > 0:
-                    time.sleep(behind)
+        replay(srv.conn, stream, args.rate, progress=lambda i: done.__setitem__(0, i))
         time.sleep(SCRAPE_INTERVAL_S * 2)
     finally:
         stop.set()
@@ -96,47 +102,82 @@ def run(config: str, seed: int, args) -> list[dict]:
     return rows
 
 
-def plot(rows: list[dict], configs: list[str], seeds: list[int], path: str, phases) -> None:
+def summary(rows: list[dict], configs: list[str], seeds: list[int]) -> list[str]:
+    """Markdown: mean alpha per part of the mixed workload, per configuration and seed."""
+    parts = [("in bursts", lambda r: r["event"] == "burst"),
+             ("between bursts", lambda r: r["phase"] == "burst" and r["event"] != "burst"),
+             ("stable1", lambda r: r["phase"] == "stable1"),
+             ("scan phase", lambda r: r["phase"] == "scan"),
+             ("stable2", lambda r: r["phase"] == "stable2")]
+    out = ["| config | seed | " + " | ".join(p for p, _ in parts) + " | peak in bursts "
+           "(per burst) | final hit ratio |", "|---" * (len(parts) + 5) + "|"]
+    for cfg in configs:
+        for seed in seeds:
+            rs = [r for r in rows if r["config"] == cfg and r["seed"] == seed]
+            means = []
+            for _, keep in parts:
+                vals = [r["alpha"] for r in rs if keep(r)]
+                means.append("%.2f" % (sum(vals) / len(vals)) if vals else "-")
+            peaks, cur = [], None
+            for r in rs:        # one peak per burst window (consecutive burst scrapes)
+                if r["event"] == "burst":
+                    cur = r["alpha"] if cur is None else max(cur, r["alpha"])
+                elif cur is not None:
+                    peaks.append(cur)
+                    cur = None
+            out.append("| %s | %d | %s | %s | %.4f |" % (
+                cfg, seed, " | ".join(means), " ".join("%.2f" % p for p in peaks),
+                rs[-1]["hit_ratio"] if rs else float("nan")))
+    return out
+
+
+def plot(rows: list[dict], configs: list[str], seeds: list[int], path: str, stream) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(len(configs), 1, figsize=(10, 3.2 * len(configs)), squeeze=False)
+    fig, axes = plt.subplots(len(configs), 1, figsize=(12, 2.9 * len(configs)), squeeze=False,
+                             sharex=True)
     for i, cfg in enumerate(configs):
         ax = axes[i][0]
+        for name, a, b in stream.events:
+            ax.axvspan(a, b, alpha=0.15, color=EVENT_COLOURS.get(name, "grey"), lw=0)
+        for name, a, b in stream.phases:
+            ax.axvline(a, color="k", lw=0.6)
+            ax.text((a + b) / 2, 1.01, name, ha="center", va="bottom", fontsize=8,
+                    transform=ax.get_xaxis_transform())
         ax2 = ax.twinx()
-        for seed in seeds:
+        for k, seed in enumerate(seeds):
             rs = [r for r in rows if r["config"] == cfg and r["seed"] == seed]
             x = [r["requests"] for r in rs]
-            ax.plot(x, [r["alpha"] for r in rs], lw=1.4, label="alpha seed %d" % seed)
-            ax2.plot(x, [r["recent_hit_ratio"] for r in rs], lw=0.6, alpha=0.5, ls=":")
-            ax2.plot(x, [r["hit_ratio"] for r in rs], lw=0.8, alpha=0.7, ls="--")
-        for name, a, b in phases:
-            ax.axvspan(a, b, alpha=0.06 if "scan" in name or "burst" in name else 0.0,
-                       color="tab:red")
-            ax.text((a + b) / 2, 1.02, name, ha="center", fontsize=8,
-                    transform=ax.get_xaxis_transform())
+            ax.plot(x, [r["alpha"] for r in rs], lw=1.3, color="C%d" % k,
+                    label="alpha, seed %d" % seed)
+            if k == 0:
+                ax2.plot(x, [r["recent_hit_ratio"] for r in rs], lw=0.5, color="grey",
+                         alpha=0.7, label="hit ratio since last scrape (seed %d)" % seed)
         ax.set_ylim(0, 1)
         ax2.set_ylim(0, 1)
-        ax.set_ylabel("ahe_alpha (1 = LRU side)")
-        ax2.set_ylabel("hit ratio (dashed: overall, dotted: recent)")
-        ax.set_title(cfg or "defaults", loc="left", fontsize=9)
-        ax.legend(fontsize=7, loc="lower left")
-    axes[-1][0].set_xlabel("requests")
+        ax.set_ylabel("ahe_alpha\n(1 = recency)")
+        ax2.set_ylabel("hit ratio", color="grey")
+        ax.set_title(cfg or "defaults", loc="left", fontsize=9, pad=14)
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = ax2.get_legend_handles_labels()
+        ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="center right", ncol=1, framealpha=0.8)
+    axes[-1][0].set_xlabel("requests (red: burst windows, blue: scan windows)")
     fig.tight_layout()
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fig.savefig(path, dpi=110)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=100)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--configs", default="ahe-feedback=window;ahe-feedback=lifetime",
+    ap.add_argument("--configs", default=DEFAULT_CONFIGS,
                     help="';'-separated configurations, each 'name=value+name=value'")
     ap.add_argument("--policy", default="allkeys-ahe")
     ap.add_argument("--workload", default="mixed")
-    ap.add_argument("--seeds", default="1")
-    ap.add_argument("--requests", type=int, default=200_000)
-    ap.add_argument("--capacity", type=int, default=4000)
-    ap.add_argument("--rate", type=float, default=0, help="requests/s (0 = unthrottled)")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--requests", type=int, default=300_000)
+    ap.add_argument("--capacity", type=int, default=1000)
+    ap.add_argument("--rate", type=float, default=5000, help="requests/s (0 = unthrottled)")
     ap.add_argument("--csv", default=os.path.join(ROOT, "docs", "ahe_convergence.csv"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "ahe_convergence.png"))
     args = ap.parse_args()
@@ -151,13 +192,16 @@ def main() -> int:
             print("%-40s seed %d: %d scrapes, final alpha %.3f, hit ratio %.4f" % (
                 cfg, seed, len(got), last.get("alpha", float("nan")),
                 last.get("hit_ratio", float("nan"))), flush=True)
-    os.makedirs(os.path.dirname(args.csv), exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)
     with open(args.csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    phases = WORKLOADS[args.workload](args.requests, args.capacity, seeds[0]).phases
-    plot(rows, configs, seeds, args.plot, phases)
+    stream = WORKLOADS[args.workload](args.requests, args.capacity, seeds[0])
+    plot(rows, configs, seeds, args.plot, stream)
+    print("\n".join(["", "Mean ahe_alpha per part (%s, %d requests, C = %d, %g req/s):" % (
+        args.workload, args.requests, args.capacity, args.rate), ""] +
+        summary(rows, configs, seeds)))
     print("wrote", args.csv, "and", args.plot)
     return 0
 

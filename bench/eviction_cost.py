@@ -16,16 +16,16 @@ every server in turn, the noeviction baseline first.  The ratios use the median 
 rounds, which keeps them stable on a shared, noisy machine; besides ops/s the server's CPU
 time per request (utime + stime from /proc) is reported, and its ratio is the steadier one.
 During SET bursts about ``1 - FILL`` of the SETs create a key (10% at the default fill): a
-policy server evicts for each of them, the baseline grows instead (a little, so its SETs get
-slightly cheaper over the rounds: this biases the ratios against the policies).  Both insert
-the same keys, so the difference is the eviction work (``make_room()`` on every SET,
+policy server evicts for each of them, the baseline grows instead (it is reloaded before
+each of its bursts, so every round starts it from the same data set).  Both insert the same
+keys, so the difference is the eviction work (``make_room()`` on every SET,
 sampling, scoring, pool, unlink, AHE feedback).  GET hits pay the Morris counter update
 under the lfu and ahe policies.  ``--fill 0.5`` is the harsh setting (half the SETs evict).
 "evict us" is the extra server CPU per evicted key, from the SET CPU difference.
 
 Usage::
 
-    .venv/bin/python bench/eviction_cost.py               # ~1M keys, all policies (~6 min)
+    .venv/bin/python bench/eviction_cost.py               # ~1M keys, all policies (~8 min)
     .venv/bin/python bench/eviction_cost.py --quick       # 200k-key universe (~2 min)
     .venv/bin/python bench/eviction_cost.py --policies allkeys-lru,allkeys-ahe --fill 0.5
     .venv/bin/python bench/eviction_cost.py --rss         # memory model vs RSS (~4 min)
@@ -177,9 +177,14 @@ def prepare(policy: str, protos: dict):
     return srv
 
 
-def measure(srv: Server, args) -> None:
-    """One round on one server: a GET burst then its write burst(s)."""
+def measure(srv: Server, args, protos: dict) -> None:
+    """One round on one server: a GET burst then its write burst(s).  The baseline is
+    reloaded before each burst, so every burst starts from the loaded data set (it would
+    otherwise keep the keys its writes added, and its later bursts would not be comparable)."""
     for test in srv.tests:
+        if srv.policy == "noeviction":
+            srv.cli("flushall")
+            load(srv, protos[test == "setex"])
         cpu0 = srv.cpu_s()
         ev0 = int(srv.info()["evicted_keys"])
         srv.samples[test].append(bench(srv.port, test, args.requests, args.universe))
@@ -274,7 +279,7 @@ def main() -> int:
             servers.append(prepare(policy, protos))
         for r in range(args.rounds):
             for srv in servers:
-                measure(srv, args)
+                measure(srv, args, protos)
             print("  round %d/%d done (%.0f s)" % (r + 1, args.rounds, time.time() - t0),
                   flush=True)
         report(servers, args, t0)
