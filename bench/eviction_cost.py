@@ -29,6 +29,16 @@ Usage::
     .venv/bin/python bench/eviction_cost.py --quick       # 200k-key universe (~2 min)
     .venv/bin/python bench/eviction_cost.py --policies allkeys-lru,allkeys-ahe --fill 0.5
     .venv/bin/python bench/eviction_cost.py --rss         # memory model vs RSS (~4 min)
+    .venv/bin/python bench/eviction_cost.py --inproc      # eviction CPU in-process (~1 min)
+
+``--inproc`` is the iteration tool for the eviction hot path: no sockets, one process, a
+ManualClock.  Per policy it loads ``INPROC_KEYS`` keys (TTLs under volatile-*), reads a random
+key per key loaded (LFU/LRU metadata spread), sets maxmemory to the usage, then times
+``make_room()`` + SET of ``INPROC_WRITES`` new keys with ``time.process_time``; the
+noeviction run does the same writes without a limit.  "evict us" = (policy - noeviction) CPU
+per write / evictions per write (``allkeys-ahe:spec`` picks the AHE controller).  ``--profile`` prints cProfile's top functions instead;
+``--opcodes`` counts interpreted bytecodes instead of time (deterministic, so it shows what a
+hot-path change saves even when the machine is too busy for timings to agree).
 """
 
 from __future__ import annotations
@@ -51,6 +61,11 @@ ALL_POLICIES = ("allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-ahe",
 VALUE_BYTES = 100
 TTL_S = 86400
 GOAL_RATIO = 0.85
+INPROC_KEYS = 200_000        # keys loaded for --inproc
+INPROC_WRITES = 100_000      # timed writes (each evicts about one key) for --inproc
+INPROC_TICK_WRITES = 16      # writes per 1 ms ManualClock step
+OPCODE_KEYS = 20_000         # keys loaded for --opcodes (tracing is slow)
+OPCODE_WRITES = 2_000        # traced writes for --opcodes
 US_PER_S = 1e6
 
 
@@ -242,6 +257,116 @@ def rss_report(n: int) -> None:
         srv.stop()
 
 
+def inproc_cost(policy: str, profile: bool = False, ttl: bool = None,
+                opcodes: bool = False) -> tuple:
+    """CPU µs per ``make_room()`` + SET in-process, and the evictions it made.
+
+    With ``opcodes`` the first number is instead the interpreted bytecodes per write
+    (``sys.settrace`` opcode events, deterministic; OPCODE_KEYS keys, OPCODE_WRITES writes
+    after as many warm-up writes): the steadier measure on a shared machine.
+    """
+    keys, writes = (OPCODE_KEYS, OPCODE_WRITES) if opcodes else (INPROC_KEYS, INPROC_WRITES)
+    import cProfile
+    import pstats
+    import random
+    sys.path.insert(0, ROOT)
+    from ferrumkv_py.clock import ManualClock
+    from ferrumkv_py.config import Config
+    from ferrumkv_py.server import Server as KvServer
+    cfg = Config()
+    policy, _, controller = policy.partition(":")     # e.g. allkeys-ahe:spec
+    cfg.set("maxmemory-policy", policy)
+    if controller:
+        cfg.set("ahe-controller", controller)
+    clock = ManualClock()
+    srv = KvServer(cfg, clock=clock, rng=random.Random(1))
+    ks, db = srv.ks, srv.ks.dbs[0]
+    if ttl is None:
+        ttl = policy.startswith("volatile-")
+    ttl_ms = TTL_S * 1000 if ttl else 0
+    value = b"x" * VALUE_BYTES
+    rng = random.Random(2)
+
+    def write(key: bytes) -> None:
+        e = db.set(key, value)
+        if ttl_ms:
+            db.set_expire(e, ks.now_ms + ttl_ms)
+
+    for i in range(keys):
+        if i % INPROC_TICK_WRITES == 0:
+            clock.advance(1)
+            ks.refresh_time()
+        write(b"key:%012d" % i)
+    for i in range(keys):
+        if i % INPROC_TICK_WRITES == 0:
+            clock.advance(1)
+            ks.refresh_time()
+        db.lookup_read(b"key:%012d" % rng.randrange(keys))
+    if policy != "noeviction":
+        cfg.set("maxmemory", str(ks.used_memory))
+        srv.maxmemory = ks.used_memory
+    names = [b"new:%012d" % i for i in range(writes)]
+    make_room = srv.evictor.make_room
+    evicted0 = ks.evicted_keys
+
+    def loop() -> None:
+        for i, key in enumerate(names):
+            if i % INPROC_TICK_WRITES == 0:
+                clock.advance(1)
+                ks.refresh_time()
+            make_room()
+            write(key)
+
+    if opcodes:
+        timed = names[writes // 2:]
+        del names[writes // 2:]
+        loop()                               # warm-up: the pool fills, lists get dead slots
+        names[:] = timed
+        count = [0]
+
+        def tracer(frame, event, arg):
+            frame.f_trace_opcodes = True
+            frame.f_trace_lines = False
+            if event == "opcode":
+                count[0] += 1
+            return tracer
+
+        evicted0 = ks.evicted_keys
+        sys.settrace(tracer)
+        loop()
+        sys.settrace(None)
+        return count[0] / len(timed), ks.evicted_keys - evicted0
+    t0 = time.process_time()
+    if profile:
+        prof = cProfile.Profile()
+        prof.runcall(loop)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(12)
+    else:
+        loop()
+    us = (time.process_time() - t0) / writes * US_PER_S
+    ks._check()
+    assert not srv.maxmemory or ks.used_memory <= srv.maxmemory
+    return us, ks.evicted_keys - evicted0
+
+
+def inproc_report(policies: list, profile: bool, opcodes: bool) -> None:
+    """The --inproc table; volatile-* are set against a noeviction run that also writes TTLs."""
+    base = {}
+    unit = "ops" if opcodes else "us"
+    n = OPCODE_WRITES // 2 if opcodes else INPROC_WRITES
+    print("%-16s %10s %9s %9s" % ("policy", unit + "/write", "evict/op", "evict " + unit))
+    for policy in policies:
+        vol = policy.startswith("volatile-")
+        if vol not in base:
+            base[vol] = inproc_cost("noeviction", ttl=vol, opcodes=opcodes)[0]
+            print("%-16s %10.2f" % ("noeviction" + (" +EX" if vol else ""), base[vol]),
+                  flush=True)
+        cost, evicted = inproc_cost(policy, profile, opcodes=opcodes)
+        per_op = evicted / n
+        extra = (cost - base[vol]) / per_op if per_op else 0.0
+        print("%-16s %10.2f %9.3f %9.2f" % (policy, cost, per_op, extra), flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -253,9 +378,18 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=200_000, help="requests per burst")
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--policies", default=",".join(ALL_POLICIES))
+    ap.add_argument("--inproc", action="store_true",
+                    help="instead: in-process eviction CPU per policy (no sockets)")
+    ap.add_argument("--profile", action="store_true", help="with --inproc: cProfile tops")
+    ap.add_argument("--opcodes", action="store_true",
+                    help="with --inproc: interpreted bytecodes per write (deterministic)")
     ap.add_argument("--rss", action="store_true",
                     help="instead: the memory model against RSS (docs/memory.md)")
     args = ap.parse_args()
+    if args.inproc:
+        inproc_report([p for p in args.policies.split(",") if p], args.profile,
+                      args.opcodes)
+        return 0
     if args.rss:
         rss_report(200_000 if args.quick else 1_000_000)
         return 0

@@ -17,7 +17,9 @@ and a run that falls short of its target by more than ``RATE_SHORTFALL`` is flag
 
 Prints a table (hit rates in %), writes a markdown report (``--out``), a plot (``--plot``:
 per workload the exact LRU curve from LITEHIT CURVE with each policy's point at its
-capacity) and optionally every result as JSON (``--json``).  With lru, lfu and AHE policies
+capacity) and optionally every result as JSON (``--json``; ``--from-json`` redraws the
+report and plot from it).  A ``## Findings`` section at the end of ``--out`` is hand-written
+and kept when the report is regenerated.  With lru, lfu and AHE policies
 and several rates, the report adds issue 8's verdicts (AHE against the better of LRU and LFU,
 and the same stream at each rate).  Usage::
 
@@ -58,14 +60,15 @@ KEY_FMT = b"key:%012d"
 BATCH = 64                  # most GETs per round trip
 PACE_S = 0.01               # a paced client sends a batch every PACE_S (rate * PACE_S GETs)
 RATE_SHORTFALL = 0.95       # achieved / target below this: the run is flagged
-CURVE_POINTS = 24
+CURVE_POINTS = 64
 SERVER_START_S = 20
 WITHIN_POINTS = 0.5         # issue 8: AHE within this of the better of LRU and LFU
 PARITY_POINTS = 1.0         # issue 8: same stream at two rates within this
 ABOVE_BOTH = ("shift", "shift40", "mixed")
 PARALLEL_MAX_RATE = 5000    # --parallel only runs paced rates up to this side by side
-PLOT_SPAN = 30              # the plot shows capacities from C / PLOT_SPAN up
-PLOT_SPREAD = 1.06          # the policies' points sit this factor apart around C
+NOTES_HEADING = "\n## Findings"   # from this heading on, --out is kept when rewritten
+PLOT_SPAN = 8               # the plot shows capacities from C / PLOT_SPAN to C * PLOT_SPAN
+PLOT_SPREAD = 1.07          # the policies' points sit this factor apart around C
 
 
 def key_cost() -> int:
@@ -279,15 +282,16 @@ def write_report(results: list, args, path: str, plot_path: str) -> None:
                  key_cost(), args.seed), "",
              "Hit rates in %%. `exact LRU` is the shadow's exact LRU of C keys over the same "
              "access stream (from the first policy's run; the other runs' shadows agree "
-             "within %.2f points); `inf` is the compulsory-miss limit.  `keys` row: keys "
-             "held at the end (controller memory counts against maxmemory)." % (
+             "within %.2f points); `inf` is the compulsory-miss limit.  `keys held`: the "
+             "median over the workloads of the keys held at the end (controller memory "
+             "counts against maxmemory; expired keys leave room unused)." % (
                  100 * max_exact_spread(results))]
     for rate in rates:
         achieved = [by[k]["achieved_rate"] for k in by if k[2] == rate]
         lines += ["", "### %s" % ("paced at %d requests/s" % rate if rate else
                                    "unthrottled (as fast as client and server go)"),
                   "", "Achieved: %.0f-%.0f requests/s (median %.0f)." % (
-                      min(achieved), max(achieved), sorted(achieved)[len(achieved) // 2]), "",
+                      min(achieved), max(achieved), median(achieved)), "",
                   "| workload | " + " | ".join(policies) + " | exact LRU | inf |",
                   "|---|" + "---|" * (len(policies) + 2)]
         for w in workloads:
@@ -296,16 +300,26 @@ def write_report(results: list, args, path: str, plot_path: str) -> None:
             lines.append("| %s | %s | %.2f | %.2f |" % (
                 w, " | ".join("%.2f" % (100 * r["hit"]) if r else "" for r in rs),
                 100 * ref["exact"], 100 * ref["exact_inf"]))
-        lines.append("| keys | %s | %d | |" % (" | ".join(
-            str(min(r["keys"] for r in results if r["policy"] == p and r["rate"] == rate))
+        lines.append("| keys held (median) | %s | %d | |" % (" | ".join(
+            str(median([r["keys"] for r in results if r["policy"] == p and r["rate"] == rate]))
             for p in policies), args.capacity))
     lines += verdicts(results, workloads, rates)
     lines += ["", "![curves](img/%s)" % os.path.basename(plot_path), ""]
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    notes = ""
+    if os.path.exists(path):        # hand-written notes survive a regeneration
+        with open(path) as f:
+            old = f.read()
+        if NOTES_HEADING in old:
+            notes = old[old.index(NOTES_HEADING):]
     with open(path, "w") as f:
-        f.write("\n".join(lines))
+        f.write("\n".join(lines) + ("\n" + notes if notes else ""))
     plot(results, workloads, plot_path)
     print("wrote", path, "and", plot_path)
+
+
+def median(values: list):
+    return sorted(values)[len(values) // 2]
 
 
 def max_exact_spread(results: list) -> float:
@@ -325,10 +339,10 @@ def verdicts(results: list, workloads: list, rates: list) -> list:
         return []
     out = ["", "### Issue 8 targets (points)", "",
            "`vs best` = AHE minus the better of allkeys-lru and allkeys-lfu at that rate "
-           "(target: >= -%.1f everywhere, > 0 on %s); `parity` = AHE at %s minus at %s "
-           "(target: within %.1f)." % (WITHIN_POINTS, ", ".join(ABOVE_BOTH),
-                                       rate_name(rates[0]), rate_name(rates[-1]),
-                                       PARITY_POINTS), ""]
+           "(target: >= -%.1f everywhere, > 0 on %s)" % (WITHIN_POINTS, ", ".join(ABOVE_BOTH))
+           + ("; `parity` = AHE at %s minus at %s (target: within %.1f)." % (
+               rate_name(rates[0]), rate_name(rates[-1]), PARITY_POINTS)
+              if len(rates) > 1 else "."), ""]
     head = ["policy", "workload"] + ["vs best %s" % rate_name(rt) for rt in rates]
     if len(rates) > 1:
         head.append("parity")
@@ -363,7 +377,7 @@ def plot(results, workloads, path: str) -> None:
     rows = (len(workloads) + cols - 1) // cols
     labels = list(dict.fromkeys((r["policy"], r["rate"]) for r in results))
     multi_rate = len({r["rate"] for r in results}) > 1
-    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.6 * rows + 0.3 * len(labels)),
+    fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.6 * rows + 0.15 * len(labels)),
                              squeeze=False)
     markers = "osD^vP*Xh<>"
     handles = {}
@@ -371,7 +385,7 @@ def plot(results, workloads, path: str) -> None:
         ax = axes[i // cols][i % cols]
         rs = [r for r in results if r["workload"] == w]
         cap = rs[0]["capacity"]
-        curve = [(c, h) for c, h in rs[0]["curve"] if c >= cap / PLOT_SPAN]
+        curve = [(c, h) for c, h in rs[0]["curve"] if cap / PLOT_SPAN <= c <= cap * PLOT_SPAN]
         line, = ax.plot([c for c, _ in curve], [100 * h for _, h in curve], "k-", lw=1.2)
         handles["exact LRU (shadow)"] = line
         for r in rs:
@@ -387,12 +401,17 @@ def plot(results, workloads, path: str) -> None:
         ax.set_xlabel("capacity (keys)")
         ax.set_ylabel("hit rate %")
         ax.grid(alpha=0.3)
-    for k in range(len(workloads), rows * cols):
-        axes[k // cols][k % cols].axis("off")
-    ncol = 2 if len(handles) > 4 else len(handles)
-    fig.legend(list(handles.values()), list(handles), fontsize=8, loc="lower center",
-               ncol=ncol, frameon=False)
-    fig.tight_layout(rect=(0, 0.035 * ((len(handles) + ncol - 1) // ncol), 1, 1))
+    spare = [axes[k // cols][k % cols] for k in range(len(workloads), rows * cols)]
+    for ax in spare:
+        ax.axis("off")
+    if spare and len(handles) <= 12:
+        spare[0].legend(list(handles.values()), list(handles), fontsize=8, loc="center")
+        fig.tight_layout()
+    else:
+        ncol = 2 if len(handles) > 4 else len(handles)
+        fig.legend(list(handles.values()), list(handles), fontsize=8, loc="lower center",
+                   ncol=ncol, frameon=False)
+        fig.tight_layout(rect=(0, 0.035 * ((len(handles) + ncol - 1) // ncol), 1, 1))
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=100)
 
@@ -414,7 +433,16 @@ def main() -> int:
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "eviction-quality.md"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "eviction_quality.png"))
     ap.add_argument("--json", help="also write every result here")
+    ap.add_argument("--from-json", help="only rewrite --out and --plot from a saved --json")
     args = ap.parse_args()
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        sys.argv[1:] = saved["argv"]
+        for name in ("requests", "capacity", "seed"):
+            setattr(args, name, saved["args"][name])
+        write_report(saved["results"], args, args.out, args.plot)
+        return 0
     if args.quick:
         args.requests, args.capacity = 100_000, 500
     rates = [args.rate] if args.rate is not None else [float(x) for x in args.rates.split(",")]

@@ -87,8 +87,9 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("lfu-log-factor", "int", 10, True, 0, INT_MAX, doc="Morris counter logarithm factor"),
     S("lfu-decay-time", "int", 1, True, 0, INT_MAX,
       doc="minutes per LFU counter decrement (0 = never decay)"),
-    S("ahe-controller", "enum", "spec", True, choices=("spec", "adaptive"),
-      doc="AHE alpha controller (spec = the design document's; re-setting it resets alpha)"),
+    S("ahe-controller", "enum", "adaptive", True, choices=("adaptive", "spec"),
+      doc="AHE alpha controller: adaptive (docs/ahe-adaptive.md) or spec (the design "
+          "document as written, with ahe-feedback); re-setting it resets alpha"),
     S("ahe-feedback", "enum", "window", True, choices=("window", "lifetime"),
       doc="hit ratio the AHE controller follows: each window's, or the server lifetime's"),
     S("ahe-alpha-init", "float", 0.5, True, 0.05, 0.95,

@@ -123,6 +123,7 @@ class Client(asyncio.Protocol):
         get_batch = reader.get_batch
         commands = COMMANDS
         count = self._count
+        make_room = server.evictor.make_room
         t0 = _perf_ns()  # one clock pair per read, not per command: see Stats
         while True:
             # All the complete commands of the read at once (RequestReader.get_batch)
@@ -138,15 +139,16 @@ class Client(asyncio.Protocol):
             it = iter(batch)
             for argv in it:
                 # The common case runs inline, :meth:`call` and :meth:`run` in one: a known
-                # command with its arity, no subcommand, authenticated, outside MULTI, no
-                # memory check due, no shadow.  Anything else takes call() (SET -P 16 -9%
-                # CPU per command, GET -P 16 -11%: bench/server_bench.py --parts dispatch).
+                # command with its arity, no subcommand, authenticated, outside MULTI, and
+                # memory within maxmemory (after eviction) if it is denyoom.  Anything else
+                # takes call(), which words the errors (SET -P 16 -9% CPU per command,
+                # GET -P 16 -11%: bench/server_bench.py --parts dispatch).
                 spec = commands.get(argv[0])
                 if (spec is None or spec.subcommands or self.multi is not None
-                        or reader.unauth or (server.maxmemory and spec.denyoom)
-                        or server.shadow is not None
+                        or reader.unauth
                         or ((len(argv) != spec.arity) if spec.arity > 0
-                            else (len(argv) < -spec.arity))):
+                            else (len(argv) < -spec.arity))
+                        or (spec.denyoom and server.maxmemory and not make_room())):
                     append(self.call(argv))
                 else:
                     self.last_cmd = spec.name
@@ -167,6 +169,9 @@ class Client(asyncio.Protocol):
                             append(b":%d\r\n" % reply)
                         else:
                             append(encode(reply, self.proto))
+                        shadow = server.shadow
+                        if shadow is not None:
+                            shadow.record(self, spec, argv, reply)
                 if self.closing or reader.unauth:
                     # closing: the rest is dropped; RESET made the client owe an AUTH: the
                     # rest is read again under the unauthenticated limits

@@ -64,9 +64,10 @@ import pkgutil
 from operator import attrgetter
 
 from . import lfu
-from .ahe import AheSettings, make_controller
+from .ahe import AheSettings, SpecController, make_controller
 from .policy import KIND_AHE, KIND_LFU, KIND_NONE, KIND_RANDOM, KIND_TTL, POLICIES, parse
-from .sampler import RETRY, SCORE_CALL, SCORE_LFU, SCORE_LRU, SCORE_TTL, Sampler
+from .sampler import (RETRY, SCORE_CALL, SCORE_EPS, SCORE_LFU, SCORE_LRU, SCORE_TTL,
+                      Sampler)
 
 EVICT_CHECK_TIME_EVERY = 16            # loops between clock reads, as Redis
 TENACITY_US_PER_STEP = 50              # µs of budget per tenacity step up to 10
@@ -256,10 +257,14 @@ class Evictor:
         self._ctl = self.controller if kind == KIND_AHE else None
         sampler.decay_minutes = self.decay_minutes
         sampler.scorer = None
+        sampler.eps = None
         if kind == KIND_LFU:
             sampler.mode = SCORE_LFU
         elif kind == KIND_TTL:
             sampler.mode = SCORE_TTL
+        elif kind == KIND_AHE and type(self.controller) is SpecController:
+            sampler.mode = SCORE_EPS          # its EPS inline (sampler.py)
+            sampler.eps = self.controller
         elif kind == KIND_AHE and self.controller is not None:
             sampler.mode = SCORE_CALL
             sampler.scorer = self.controller.scores

@@ -123,6 +123,7 @@ class AdaptiveController:
         self.volatile = False            # candidates are the keys with a TTL (volatile-ahe)
         self.theta = _logit(settings.alpha_init)
         self.alpha = 1.0 / (1.0 + math.exp(-self.theta))
+        self.direction = 1               # sign of alpha's last move (+1 = toward recency)
         self.turnover_ms = None          # T once measured
         self.idle_ewma_ms = None         # fallback for T
         self.ms_per_eviction = None
@@ -315,6 +316,8 @@ class AdaptiveController:
 
     def _set_theta(self, theta: float) -> None:
         theta = THETA_MIN if theta < THETA_MIN else (THETA_MAX if theta > THETA_MAX else theta)
+        if theta != self.theta:     # +1: last move toward recency (LRU), -1: toward frequency
+            self.direction = 1 if theta > self.theta else -1
         self.theta = theta
         self.alpha = 1.0 / (1.0 + math.exp(-theta))
 
@@ -377,6 +380,8 @@ class AdaptiveController:
             ("ahe_controller", self.name),
             ("ahe_alpha", "%.6f" % self.alpha),
             ("ahe_last_hit_ratio", "%.6f" % self.last_hit_ratio),
+            ("ahe_direction", self.direction),
+            ("ahe_window_fill", self.active),       # duels still waiting for a verdict
             ("ahe_turnover_ms", "%.1f" % (t or 0.0)),
             ("ahe_duels", self.duels),
             ("ahe_duels_recency_won", self.recency_wins),

@@ -39,9 +39,11 @@ pool's best entries are popped until one still names a live key (with a TTL unde
 volatile-*); if only ghosts were left, the DBs are sampled again.
 
 This is the hot path of eviction, written for CPython: locals instead of attributes, the
-common scores and the pool insertion inline, no per-sample function calls.  Counted with an
-opcode tracer (allkeys-lru, 20k keys), this brought an eviction from about 1000 to about 700
-interpreted bytecodes; ``bench/eviction_cost.py`` measures what it costs in a server.
+common scores (lru, ttl, lfu and the spec AHE controller's EPS) and the pool insertion inline,
+one function per DB and victim, no per-sample calls.  ``bench/eviction_cost.py --inproc
+--opcodes`` counts the interpreted bytecodes per evicted key (allkeys-lru: about 670, of which
+populate ~420, the pick ~105, unlink ~80, the Evictor loop ~55); ``--inproc`` times it and the
+default mode measures it in a server.
 
 Complexity: O(DBs * samples) expected per victim; O(1) for the random policies.
 """
@@ -51,6 +53,8 @@ from __future__ import annotations
 import array
 from bisect import bisect_left
 
+from ..keyspace import SAMPLE_MAX_TRIES
+from .ahe import RECENCY_HORIZON_MS, TTL_PENALTY, TTL_SHORT_HORIZON_MS
 from .lfu import LFU_COUNTER_MAX, MS_PER_MINUTE
 from .pool import EvictionPool
 
@@ -59,7 +63,8 @@ RANDOM_WORD_BITS = 32
 RANDOM_WORD_BYTES = 4
 EVICT_MAX_EMPTY_ROUNDS = 64     # sampling rounds that found only ghosts before giving up
 
-SCORE_LRU, SCORE_TTL, SCORE_LFU, SCORE_CALL = 1, 2, 3, 0   # how a sample is scored
+SCORE_LRU, SCORE_TTL, SCORE_LFU, SCORE_CALL, SCORE_EPS = 1, 2, 3, 0, 4   # how a sample
+# is scored; SCORE_EPS = the AHE spec controller's EPS computed inline (ahe.py's scores())
 
 RETRY = object()    # a pick deleted expired keys instead of choosing: re-check memory first
 
@@ -87,6 +92,7 @@ class Sampler:
         self.samples = 5
         self.mode = SCORE_LRU
         self.scorer = None            # callable(entries, now_ms) -> scores, for SCORE_CALL
+        self.eps = None               # the SpecController whose EPS SCORE_EPS computes
         self.decay_minutes = 1
         self.next_db = 0              # round robin of the random policies
         self._buf: list = []          # pre-drawn random words
@@ -102,7 +108,8 @@ class Sampler:
         """
         ks = self.ks
         all_dbs = ks.dbs
-        pool = self.pool
+        scores = self.pool.scores
+        items = self.pool.items
         populate = self.populate
         for _ in range(EVICT_MAX_EMPTY_ROUNDS):
             expired0 = ks.expired_keys
@@ -115,91 +122,147 @@ class Sampler:
                 return None
             if ks.expired_keys != expired0:
                 return RETRY
-            item = pool.pop_best()
-            while item is not None:
-                db = all_dbs[item[0]]
-                e = db.data.get(item[1])
+            while items:                    # pool.pop_best(), inlined
+                scores.pop()
+                dbid, key = items.pop()
+                db = all_dbs[dbid]
+                e = db.data.get(key)
                 if e is not None and (e.exp > 0 or not vol):
                     if 0 < e.exp < now:
                         db.unlink(e)
                         ks.expired_keys += 1
                         return RETRY
                     return db, e
-                item = pool.pop_best()      # a ghost: the key went away since it was scored
+                # a ghost: the key went away since it was scored
         return None
 
     def populate(self, db, now: int, vol: bool) -> None:
-        """Redis ``evictionPoolPopulate`` for one DB.  Complexity: O(samples)."""
-        lst = db.vlist if vol else db.alist
+        """Redis ``evictionPoolPopulate`` for one DB: draw, score and offer
+        ``maxmemory-samples`` live candidates.  Complexity: O(samples) expected.
+
+        One function does the draws, the liveness test, the scoring and the pool insertion
+        (``EvictionPool.offer``'s rules, inlined; the pool's ``_check`` still holds, tests call
+        it after eviction passes).  A dead slot is redrawn from the same word buffer, so a
+        DB's draws stay uniform over its live candidates; at most ``samples *
+        SAMPLE_MAX_TRIES`` draws are made (then ``any_candidate``).
+
+        Why one loop: ``bench/eviction_cost.py --inproc --profile`` (allkeys-lru, 200k keys,
+        100k evictions) showed the former split -- a list comprehension of draws, an
+        ``_offer`` call to score them, and a second ``_offer`` plus a ``Database.sample``
+        call whenever a draw hit a dead slot (60% of populates did) -- as the top three
+        entries.  Folded together, ``--inproc --opcodes`` counts 737 -> 667 interpreted
+        bytecodes per evicted key (allkeys-lru; lfu 897 -> 791, volatile-lru 782 -> 710).
+        """
+        if vol:
+            lst = db.vlist
+            live = db.volatile
+        else:
+            lst = db.alist
+            live = len(db.data)
         n = self.samples
-        live = db.volatile if vol else len(db.data)
         if n > live:
             n = live
         size = len(lst)
-        i = self._pos
         buf = self._buf
-        if i + n > len(buf):
-            buf = self._refill(n)
-            i = 0
-        self._pos = i + n
-        missing = self._offer(db, [lst[(r * size) >> RANDOM_WORD_BITS] for r in buf[i:i + n]],
-                              now, vol)
-        if missing and (db.volatile if vol else db.data):
-            self._offer(db, db.sample(missing, vol) or [any_candidate(db, vol)], now, vol)
-
-    def _offer(self, db, ents: list, now: int, vol: bool) -> int:
-        """Score entries and insert them into the pool; returns how many slots were dead.
-
-        The insertion is ``EvictionPool.offer``'s rules, inlined (twice: in the loop that
-        scores lru / ttl / lfu inline, and after the one ``scorer`` call that scores a batch
-        for ahe); the pool's ``_check`` still holds, tests call it after eviction passes.
-        """
+        i = self._pos
+        end = len(buf)
         mode = self.mode
-        pool = self.pool
-        scores = pool.scores
-        items = pool.items
-        cap = pool.size
+        scores = self.pool.scores
+        items = self.pool.items
+        cap = self.pool.size
         full = len(scores) == cap
         dbid = db.id
-        missing = 0
         batch = None
-        for e in ents:
-            if e.value is None:
-                missing += 1
-                continue
-            exp = e.exp
-            if exp > 0:
-                if exp < now:
-                    db.unlink(e)
-                    self.ks.expired_keys += 1
-                    continue
-            elif vol:
-                missing += 1
-                continue
-            if mode == SCORE_LRU:
-                s = -e.lru
-            elif mode == SCORE_TTL:
-                s = -exp
-            elif mode == SCORE_LFU:
-                s = LFU_COUNTER_MAX - self._decayed(e, now)
+        if mode == SCORE_LFU:
+            decay = self.decay_minutes
+            now_min = now // MS_PER_MINUTE
+        elif mode == SCORE_EPS:
+            # SpecController.scores() term for term (the same float operations in the same
+            # order, so the scores are equal; a test checks it).  Inline it saves the batch
+            # list, the call and the zip: allkeys-ahe:spec 1242 -> 998 bytecodes per evicted
+            # key (bench/eviction_cost.py --inproc --opcodes).
+            eps = self.eps
+            a = eps.state.alpha
+            wr = a / RECENCY_HORIZON_MS
+            wf = (1.0 - a) / LFU_COUNTER_MAX
+            base = 1.0 - a
+            decay = eps.settings.decay_minutes
+            now_min = now // MS_PER_MINUTE
+            ttl_edge = now + TTL_SHORT_HORIZON_MS
+        elif mode == SCORE_CALL:
+            batch = []
+        need = n                                # draws still owed
+        tries = n * SAMPLE_MAX_TRIES
+        while need:
+            if tries < need:
+                if need < n or not (db.volatile if vol else db.data):
+                    break
+                # the draws kept hitting dead slots: one draw from a list of one candidate
+                lst = [any_candidate(db, vol)]
+                size = 1
+                words = (0,)
             else:
-                if batch is None:
-                    batch = [e]
+                tries -= need
+                if i + need > end:
+                    buf = self._refill(need)
+                    i = 0
+                    end = len(buf)
+                words = buf[i:i + need]         # a for loop over a slice: no per-draw i += 1
+                i += need
+            need = 0
+            for r in words:
+                e = lst[(r * size) >> RANDOM_WORD_BITS]
+                if e.value is None:
+                    need += 1                   # dead slot: draw again
+                    continue
+                exp = e.exp
+                if exp > 0:
+                    if exp < now:               # already expired: delete, counts as drawn
+                        db.unlink(e)
+                        self.ks.expired_keys += 1
+                        continue
+                elif vol:
+                    need += 1                   # its TTL was removed: draw again
+                    continue
+                if mode == SCORE_LRU:
+                    s = -e.lru
+                elif mode == SCORE_EPS:
+                    last = e.lru
+                    idle = now - last
+                    c = e.lfu
+                    if decay:
+                        periods = (now_min - last // MS_PER_MINUTE) // decay
+                        if periods > 0:
+                            c = c - periods if periods < c else 0
+                    s = (wr * idle if idle < RECENCY_HORIZON_MS else a) + base - wf * c
+                    if 0 < exp <= ttl_edge:
+                        s += TTL_PENALTY
+                elif mode == SCORE_TTL:
+                    s = -exp
+                elif mode == SCORE_LFU:
+                    s = e.lfu
+                    if decay:
+                        # integer minute arithmetic on the cached now_min, no call
+                        periods = (now_min - e.lru // MS_PER_MINUTE) // decay
+                        if periods > 0:
+                            s = s - periods if periods < s else 0
+                    s = LFU_COUNTER_MAX - s
                 else:
                     batch.append(e)
-                continue
-            if full:
-                if s <= scores[0]:
                     continue
-                k = bisect_left(scores, s) - 1
-                del scores[0]
-                del items[0]
-            else:
-                k = bisect_left(scores, s)
-                full = len(scores) + 1 == cap
-            scores.insert(k, s)
-            items.insert(k, (dbid, e.key))
-        if batch is not None:
+                if full:                        # the common case: most samples lose here
+                    if s <= scores[0]:
+                        continue
+                    k = bisect_left(scores, s) - 1
+                    del scores[0]
+                    del items[0]
+                else:
+                    k = bisect_left(scores, s)
+                    full = len(scores) + 1 == cap
+                scores.insert(k, s)
+                items.insert(k, (dbid, e.key))
+        self._pos = i
+        if batch:
             for s, e in zip(self.scorer(batch, now), batch):
                 if full:
                     if s <= scores[0]:
@@ -212,16 +275,6 @@ class Sampler:
                     full = len(scores) + 1 == cap
                 scores.insert(k, s)
                 items.insert(k, (dbid, e.key))
-        return missing
-
-    def _decayed(self, e, now: int) -> int:
-        c = e.lfu
-        d = self.decay_minutes
-        if d:
-            periods = (now // MS_PER_MINUTE - e.lru // MS_PER_MINUTE) // d
-            if periods > 0:
-                c = c - periods if periods < c else 0
-        return c
 
     def _refill(self, n: int) -> list:
         """Refill the buffer of uniform random 32-bit words from ``ks.rng``.

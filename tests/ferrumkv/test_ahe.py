@@ -19,6 +19,7 @@ from ferrumkv_py.server import Server
 def inproc(policy="allkeys-ahe", seed=1, **cfg):
     config = Config()
     config.set("maxmemory-policy", policy)
+    config.set("ahe-controller", "spec")       # these tests are about the design as written
     for k, v in cfg.items():
         config.set(k.replace("_", "-"), str(v))
     clock = ManualClock()
@@ -243,7 +244,8 @@ def test_optional_protocol_members_scope_and_counter_decay():
 
 def test_alpha_moves_in_live_server_under_eviction(make_server):
     import redis
-    s = make_server(maxmemory="200kb", maxmemory_policy="allkeys-ahe", ahe_window=8)
+    s = make_server(maxmemory="200kb", maxmemory_policy="allkeys-ahe", ahe_window=8,
+                    ahe_controller="spec")
     r = redis.Redis(port=s.port, protocol=2, socket_timeout=10)
     rng = random.Random(5)
     hot = [b"hot:%d" % i for i in range(50)]
