@@ -29,17 +29,19 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import signal
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.eviction_quality import Conn, Server, key_cost, replay  # noqa: E402
+from bench.eviction_quality import Conn, Server, _stop_all, key_cost, replay  # noqa: E402
 from bench.workloads import WORKLOADS  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRAPE_INTERVAL_S = 0.1
-DEFAULT_CONFIGS = "ahe-feedback=window;ahe-feedback=lifetime;ahe-controller=adaptive"
+DEFAULT_CONFIGS = ("ahe-controller=spec+ahe-feedback=window;"
+                   "ahe-controller=spec+ahe-feedback=lifetime;ahe-controller=adaptive")
 EVENT_COLOURS = {"burst": "tab:red", "scan": "tab:blue"}
 
 
@@ -181,6 +183,8 @@ def main() -> int:
     ap.add_argument("--csv", default=os.path.join(ROOT, "docs", "ahe_convergence.csv"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "ahe_convergence.png"))
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, _stop_all)
+    signal.signal(signal.SIGINT, _stop_all)
     configs = args.configs.split(";")
     seeds = [int(s) for s in args.seeds.split(",")]
     rows: list[dict] = []

@@ -29,7 +29,8 @@ and the same stream at each rate).  Usage::
         --workloads mixed --rates 1000,50000 --requests 160000 --capacity 1000 --parallel
 
 A policy is ``NAME[/SAMPLES][+config=value...]``, e.g. ``allkeys-lru/10`` or
-``allkeys-ahe+ahe-feedback=lifetime``.  ``--parallel`` runs the policies of a workload side by
+``allkeys-ahe+ahe-controller=spec+ahe-feedback=lifetime`` (name the AHE controller: the
+server's default has changed before).  ``--parallel`` runs the policies of a workload side by
 side (one server each), but only at paced rates up to ``PARALLEL_MAX_RATE``: it shares the
 machine between light clients (a 1k req/s run then takes n/1000 s once, not once per
 policy); faster and unthrottled rates always run one at a time.
@@ -40,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -53,8 +55,10 @@ from bench.workloads import WORKLOADS, check_size  # noqa: E402
 from ferrumkv_py import memory  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_POLICIES = ("allkeys-lru,allkeys-lru/10,allkeys-lfu,allkeys-random,allkeys-ahe,"
-                    "allkeys-ahe+ahe-feedback=lifetime,allkeys-ahe+ahe-controller=adaptive")
+DEFAULT_POLICIES = ("allkeys-lru,allkeys-lru/10,allkeys-lfu,allkeys-random,"
+                    "allkeys-ahe+ahe-controller=spec,"
+                    "allkeys-ahe+ahe-controller=spec+ahe-feedback=lifetime,"
+                    "allkeys-ahe+ahe-controller=adaptive")
 VALUE = b"v" * 32
 KEY_FMT = b"key:%012d"
 BATCH = 64                  # most GETs per round trip
@@ -76,40 +80,83 @@ def key_cost() -> int:
     return memory.entry_cost(KEY_FMT % 0, VALUE)
 
 
+_PORTS_LOCK = threading.Lock()
+_PORTS_GIVEN: set = set()        # ports handed to servers of this process (parallel runs)
+_LIVE: set = set()               # running server subprocesses, stopped on SIGTERM / SIGINT
+SERVER_START_ATTEMPTS = 5
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port not handed out before by this process (two parallel runs cannot
+    get the same one between the probe and the server's bind)."""
+    with _PORTS_LOCK:
+        while True:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            if port not in _PORTS_GIVEN:
+                _PORTS_GIVEN.add(port)
+                return port
 
 
 class Server:
-    """A ferrumkv_py subprocess on a free port (stopped by PID)."""
+    """A ferrumkv_py subprocess on a free port (stopped by PID).
+
+    The first connection checks INFO's ``process_id`` against the subprocess: if the port was
+    taken by something else, the server is restarted on another port.
+    """
 
     def __init__(self, args: list[str]):
+        for _ in range(SERVER_START_ATTEMPTS):
+            if self._start(args):
+                return
+        raise RuntimeError("could not start ferrumkv_py with %s" % args)
+
+    def _start(self, args: list[str]) -> bool:
         self.port = free_port()
         cmd = [sys.executable, "-m", "ferrumkv_py", "--bind", "127.0.0.1",
                "--port", str(self.port)] + args
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
+        _LIVE.add(self.proc)
         deadline = time.time() + SERVER_START_S
         while True:
+            if self.proc.poll() is not None:
+                break
             try:
                 self.conn = Conn(self.port)
-                break
             except OSError:
-                if time.time() > deadline or self.proc.poll() is not None:
-                    self.proc.kill()
-                    raise
+                if time.time() > deadline:
+                    break
                 time.sleep(0.05)
+                continue
+            if self.conn.info("server").get("process_id") == str(self.proc.pid):
+                return True
+            self.conn.sock.close()             # someone else's server on that port
+            break
+        self._kill()
+        return False
+
+    def _kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        _LIVE.discard(self.proc)
 
     def stop(self) -> None:
         self.conn.sock.close()
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
+        self._kill()
+
+
+def _stop_all(signum, _frame) -> None:
+    for proc in list(_LIVE):
+        if proc.poll() is None:
+            proc.terminate()
+    sys.exit(128 + signum)
 
 
 class Conn:
@@ -276,10 +323,10 @@ def write_report(results: list, args, path: str, plot_path: str) -> None:
     by = {(r["workload"], r["policy"], r["rate"]): r for r in results}
     cmd = ".venv/bin/python bench/eviction_quality.py " + " ".join(sys.argv[1:])
     lines = ["# Eviction quality: real hit rate against exact LRU", "",
-             "Generated by `%s` on %s: %d requests per run, capacity C = %d keys (%d bytes "
-             "each), seed %d, read-through client (GET, SET on a miss)." % (
-                 cmd.strip(), time.strftime("%Y-%m-%d"), args.requests, args.capacity,
-                 key_cost(), args.seed), "",
+             "Generated by `%s` on %s (server code: %s): %d requests per run, capacity "
+             "C = %d keys (%d bytes each), seed %d, read-through client (GET, SET on a "
+             "miss)." % (cmd.strip(), time.strftime("%Y-%m-%d"), getattr(args, "code", "?"),
+                         args.requests, args.capacity, key_cost(), args.seed), "",
              "Hit rates in %%. `exact LRU` is the shadow's exact LRU of C keys over the same "
              "access stream (from the first policy's run; the other runs' shadows agree "
              "within %.2f points); `inf` is the compulsory-miss limit.  `keys held`: the "
@@ -316,6 +363,18 @@ def write_report(results: list, args, path: str, plot_path: str) -> None:
         f.write("\n".join(lines) + ("\n" + notes if notes else ""))
     plot(results, workloads, plot_path)
     print("wrote", path, "and", plot_path)
+
+
+def code_version() -> str:
+    """The commit the servers ran, and whether ferrumkv_py/ had uncommitted changes."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                              capture_output=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "ferrumkv_py"],
+                               cwd=ROOT, text=True, capture_output=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + (" + uncommitted changes in ferrumkv_py/" if dirty else "")
 
 
 def median(values: list):
@@ -435,16 +494,19 @@ def main() -> int:
     ap.add_argument("--json", help="also write every result here")
     ap.add_argument("--from-json", help="only rewrite --out and --plot from a saved --json")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, _stop_all)
+    signal.signal(signal.SIGINT, _stop_all)
     if args.from_json:
         with open(args.from_json) as f:
             saved = json.load(f)
         sys.argv[1:] = saved["argv"]
-        for name in ("requests", "capacity", "seed"):
-            setattr(args, name, saved["args"][name])
+        for name in ("requests", "capacity", "seed", "code"):
+            setattr(args, name, saved["args"].get(name, "?"))
         write_report(saved["results"], args, args.out, args.plot)
         return 0
     if args.quick:
         args.requests, args.capacity = 100_000, 500
+    args.code = code_version()
     rates = [args.rate] if args.rate is not None else [float(x) for x in args.rates.split(",")]
     policies = args.policies.split(",")
     results = []

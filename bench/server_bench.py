@@ -322,8 +322,8 @@ def dispatch_cost_us(test: str, pipeline: int, n: int, config: dict) -> float:
     c = Client(server)
     c.connection_made(_NullTransport())
     rng = random.Random(1)
-    if test in ("get", "lpop", "lrange_100"):   # what redis-benchmark's earlier tests leave
-        fill = "set" if test == "get" else "lpush"
+    if test in ("set", "get", "lpop", "lrange_100"):  # what the earlier tests leave
+        fill = "set" if test in ("set", "get") else "lpush"
         for _ in range(KEYSPACE // 100):
             c.data_received(b"".join(_request(fill, rng) for _ in range(100)))
     reads = [b"".join(_request(test, rng) for _ in range(pipeline))

@@ -11,6 +11,12 @@
 A protocol error is answered with Redis's text and closes only this connection; a command
 error is an error reply and the connection stays.  Every complete command of one read runs
 before the replies go out together (``data_received`` does one ``transport.write``).
+
+Hot path: ``data_received`` takes a read's commands in one batch (``get_batch``) and runs
+the common case inline, call() and run() folded into its loop: a known command with its
+arity, authenticated, outside MULTI, memory within maxmemory.  Anything else goes through
+:meth:`Client.call`, which words every error, so both paths answer alike.  Per-command stats
+are counted per read (``server.Stats``).  The measurements: ``bench/server_bench.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import time
 from . import errors
 from .errors import CommandError
 from .registry import COMMANDS, lookup
-from .resp import (NEED_MORE, NULL_ARRAY, QUEUED, ProtocolError, Raw, RequestReader, encode,
+from .resp import (NULL_ARRAY, QUEUED, ProtocolError, Raw, RequestReader, encode,
                    encode_error)
 
 _perf_ns = time.perf_counter_ns
@@ -123,7 +129,6 @@ class Client(asyncio.Protocol):
         get_batch = reader.get_batch
         commands = COMMANDS
         count = self._count
-        make_room = server.evictor.make_room
         t0 = _perf_ns()  # one clock pair per read, not per command: see Stats
         while True:
             # All the complete commands of the read at once (RequestReader.get_batch)
@@ -148,7 +153,8 @@ class Client(asyncio.Protocol):
                         or reader.unauth
                         or ((len(argv) != spec.arity) if spec.arity > 0
                             else (len(argv) < -spec.arity))
-                        or (spec.denyoom and server.maxmemory and not make_room())):
+                        or (spec.denyoom and server.maxmemory
+                            and not server.evictor.make_room())):
                     append(self.call(argv))
                 else:
                     self.last_cmd = spec.name

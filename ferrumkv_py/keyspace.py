@@ -212,7 +212,11 @@ class Database:
     def set_value(self, e: Entry, value) -> None:
         """Replace the value of a live entry (TTL and access metadata stay).  O(1)."""
         ks = self.ks
-        ks.used_memory += _value_cost(value) - _value_cost(e.value)
+        old = e.value
+        if value.__class__ is bytes and old.__class__ is bytes:
+            ks.used_memory += len(value) - len(old)   # value_cost() difference, inline
+        else:
+            ks.used_memory += _value_cost(value) - _value_cost(old)
         e.value = value
         if ks.watched:
             ks.signal(self, e.key)
@@ -250,9 +254,11 @@ class Database:
 
     def grow(self, e: Entry, delta_bytes: int) -> None:
         """A container value changed in place by ``delta_bytes`` of modelled memory."""
+        ks = self.ks
         e.value.mem += delta_bytes
-        self.ks.used_memory += delta_bytes
-        self.ks.signal(self, e.key)
+        ks.used_memory += delta_bytes
+        if ks.watched:  # signal() only under WATCH: one call fewer per LPUSH/SADD/HSET
+            ks.signal(self, e.key)
 
     def delete(self, key: bytes) -> bool:
         """DEL of one key (lazily expired keys count as absent).  O(1)."""

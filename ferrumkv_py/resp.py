@@ -437,8 +437,9 @@ class RequestReader:
         """Every complete command buffered now, in order: what :meth:`get` would return
         call after call until NEED_MORE, with the same errors and boundary bookkeeping.
 
-        Batching saves a method call and the state tests per command (GET -P 16: -25% CPU
-        per command in the reader, bench/server_bench.py --parts dispatch).  Only hiredis
+        Batching saves a method call and the state tests per command (GET -P 16: -23% CPU
+        per command in the reader, -26% with the dispatcher's inline path; bench/
+        server_bench.py --parts dispatch).  Only hiredis
         frames are batched; in any other state (Python reader, unauthenticated client) one
         call returns what one get() returns.  When the batch ends on something that is not a
         clean boundary (an odd frame, hiredis refusing, a partial frame that breaks Redis's
@@ -541,6 +542,7 @@ class RequestReader:
         if not rest:
             return
         self._defer = None  # what was owed is found again by the Python reader
+        self.more = True
         if self._py is not None:
             raise AssertionError("unread() after a batch the Python reader served")
         if self._done >= len(rest):
