@@ -1,6 +1,6 @@
 """Watch AHE's alpha move: scrape INFO while a workload goes through its phases.
 
-A read-through client (``eviction_quality.replay``) replays the ``mixed`` workload (bursts ->
+A read-through client (``workloads.replay``) replays the ``mixed`` workload (bursts ->
 stable -> scans -> stable, ``bench/workloads.py``) against ferrumkv_py under ``allkeys-ahe``,
 paced at ``--rate``; a second connection scrapes ``INFO memory`` and ``INFO stats`` every
 ``SCRAPE_INTERVAL_S``, as a monitoring system would.  For each configuration and seed it
@@ -35,8 +35,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.eviction_quality import Conn, Server, _stop_all, key_cost, replay  # noqa: E402
-from bench.workloads import WORKLOADS  # noqa: E402
+from bench.workloads import WORKLOADS, Conn, Server, _stop_all, key_cost, replay  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRAPE_INTERVAL_S = 0.1
@@ -112,7 +111,7 @@ def summary(rows: list[dict], configs: list[str], seeds: list[int]) -> list[str]
              ("scan phase", lambda r: r["phase"] == "scan"),
              ("stable2", lambda r: r["phase"] == "stable2")]
     out = ["| config | seed | " + " | ".join(p for p, _ in parts) + " | peak in bursts "
-           "(per burst) | final hit ratio |", "|---" * (len(parts) + 5) + "|"]
+           "(per burst) | final hit ratio |", "|---" * (len(parts) + 4) + "|"]
     for cfg in configs:
         for seed in seeds:
             rs = [r for r in rows if r["config"] == cfg and r["seed"] == seed]

@@ -6,12 +6,12 @@ with the litehit shadow on.  Every key costs the same modelled bytes, so ``maxme
 exactly C keys and ``litehit-block-bytes`` is that cost: the shadow's
 ``litehit_exact_hit_rate`` is then an exact LRU of C keys over the same access stream.
 (Controller memory, such as AHE-adaptive's duel ghosts, counts against the same maxmemory,
-so such a policy holds fewer keys; the ``keys`` column shows how many it held at the end.)
+so such a policy holds fewer keys; the ``keys held`` row shows how many it held at the end.)
 
 The client pipelines (two batches of GETs in flight) and keeps the semantics of one request
 at a time: a batch is cut before a key that is already in it or in the batch in flight, and
 the SETs of a batch's misses travel in front of a later batch's GETs, so a key that misses is
-SET before it is read again (see ``replay``).  ``--rate`` paces batches to the
+SET before it is read again (``workloads.replay``).  ``--rate`` paces batches to the
 target request rate (GETs per second) in ``PACE_S`` slices; the achieved rate is reported,
 and a run that falls short of its target by more than ``RATE_SHORTFALL`` is flagged.
 
@@ -23,7 +23,7 @@ and kept when the report is regenerated.  With lru, lfu and AHE policies
 and several rates, the report adds issue 8's verdicts (AHE against the better of LRU and LFU,
 and the same stream at each rate).  Usage::
 
-    .venv/bin/python bench/eviction_quality.py                   # ~20 minutes
+    .venv/bin/python bench/eviction_quality.py                   # 10-15 minutes
     .venv/bin/python bench/eviction_quality.py --quick
     .venv/bin/python bench/eviction_quality.py --policies allkeys-lru,allkeys-ahe \\
         --workloads mixed --rates 1000,50000 --requests 160000 --capacity 1000 --parallel
@@ -42,30 +42,22 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 
-import hiredis
-
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.workloads import WORKLOADS, check_size  # noqa: E402
-from ferrumkv_py import memory  # noqa: E402
+from bench.workloads import (WORKLOADS, Server, _stop_all, check_size,  # noqa: E402
+                             key_cost, replay)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_POLICIES = ("allkeys-lru,allkeys-lru/10,allkeys-lfu,allkeys-random,"
                     "allkeys-ahe+ahe-controller=spec,"
                     "allkeys-ahe+ahe-controller=spec+ahe-feedback=lifetime,"
                     "allkeys-ahe+ahe-controller=adaptive")
-VALUE = b"v" * 32
-KEY_FMT = b"key:%012d"
-BATCH = 64                  # most GETs per round trip
-PACE_S = 0.01               # a paced client sends a batch every PACE_S (rate * PACE_S GETs)
 RATE_SHORTFALL = 0.95       # achieved / target below this: the run is flagged
 CURVE_POINTS = 64
-SERVER_START_S = 20
 WITHIN_POINTS = 0.5         # issue 8: AHE within this of the better of LRU and LFU
 PARITY_POINTS = 1.0         # issue 8: same stream at two rates within this
 ABOVE_BOTH = ("shift", "shift40", "mixed")
@@ -73,189 +65,6 @@ PARALLEL_MAX_RATE = 5000    # --parallel only runs paced rates up to this side b
 NOTES_HEADING = "\n## Findings"   # from this heading on, --out is kept when rewritten
 PLOT_SPAN = 8               # the plot shows capacities from C / PLOT_SPAN to C * PLOT_SPAN
 PLOT_SPREAD = 1.07          # the policies' points sit this factor apart around C
-
-
-def key_cost() -> int:
-    """Modelled bytes of one key of this benchmark (they are all the same size)."""
-    return memory.entry_cost(KEY_FMT % 0, VALUE)
-
-
-_PORTS_LOCK = threading.Lock()
-_PORTS_GIVEN: set = set()        # ports handed to servers of this process (parallel runs)
-_LIVE: set = set()               # running server subprocesses, stopped on SIGTERM / SIGINT
-SERVER_START_ATTEMPTS = 5
-
-
-def free_port() -> int:
-    """A free port not handed out before by this process (two parallel runs cannot
-    get the same one between the probe and the server's bind)."""
-    with _PORTS_LOCK:
-        while True:
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-            if port not in _PORTS_GIVEN:
-                _PORTS_GIVEN.add(port)
-                return port
-
-
-class Server:
-    """A ferrumkv_py subprocess on a free port (stopped by PID).
-
-    The first connection checks INFO's ``process_id`` against the subprocess: if the port was
-    taken by something else, the server is restarted on another port.
-    """
-
-    def __init__(self, args: list[str]):
-        for _ in range(SERVER_START_ATTEMPTS):
-            if self._start(args):
-                return
-        raise RuntimeError("could not start ferrumkv_py with %s" % args)
-
-    def _start(self, args: list[str]) -> bool:
-        self.port = free_port()
-        cmd = [sys.executable, "-m", "ferrumkv_py", "--bind", "127.0.0.1",
-               "--port", str(self.port)] + args
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-        _LIVE.add(self.proc)
-        deadline = time.time() + SERVER_START_S
-        while True:
-            if self.proc.poll() is not None:
-                break
-            try:
-                self.conn = Conn(self.port)
-            except OSError:
-                if time.time() > deadline:
-                    break
-                time.sleep(0.05)
-                continue
-            if self.conn.info("server").get("process_id") == str(self.proc.pid):
-                return True
-            self.conn.sock.close()             # someone else's server on that port
-            break
-        self._kill()
-        return False
-
-    def _kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        _LIVE.discard(self.proc)
-
-    def stop(self) -> None:
-        self.conn.sock.close()
-        self._kill()
-
-
-def _stop_all(signum, _frame) -> None:
-    for proc in list(_LIVE):
-        if proc.poll() is None:
-            proc.terminate()
-    sys.exit(128 + signum)
-
-
-class Conn:
-    """A pipelining RESP client on a raw socket, hiredis for the replies."""
-
-    def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-        self.reader = hiredis.Reader()
-
-    def send(self, commands: list[list[bytes]]) -> None:
-        out = []
-        for argv in commands:
-            out.append(b"*%d\r\n" % len(argv))
-            for a in argv:
-                out.append(b"$%d\r\n%b\r\n" % (len(a), a))
-        self.sock.sendall(b"".join(out))
-
-    def recv(self, count: int) -> list:
-        replies = []
-        while len(replies) < count:
-            reply = self.reader.gets()
-            if reply is False:
-                data = self.sock.recv(1 << 20)
-                if not data:
-                    raise ConnectionError("server closed the connection")
-                self.reader.feed(data)
-                continue
-            replies.append(reply)
-        return replies
-
-    def pipeline(self, commands: list[list[bytes]]) -> list:
-        self.send(commands)
-        return self.recv(len(commands))
-
-    def info(self, section: str) -> dict:
-        text = self.pipeline([[b"INFO", section.encode()]])[0].decode()
-        return dict(line.split(":", 1) for line in text.splitlines()
-                    if ":" in line and not line.startswith("#"))
-
-
-def replay(conn: Conn, stream, rate: float, progress=None) -> tuple[bytearray, float]:
-    """Read-through replay of ``stream``: returns (hit flag per request, seconds).
-
-    Two batches are in flight: batch b+1 is sent before b's replies are read.  A batch is
-    cut before a key that is already in it or in the batch in flight, and the SETs of b's
-    misses travel in front of batch b+2's GETs, so every GET sees its key as a client
-    issuing requests one at a time would (a missed key is SET before it is read again).
-    ``progress(done)`` is called after every batch.
-    Complexity: O(n) client work, O(n / batch) writes.
-    """
-    keys = stream.keys.tolist()
-    ttls = stream.ttl
-    n = len(keys)
-    batch_max = BATCH if not rate else max(1, min(BATCH, int(rate * PACE_S)))
-    hit = bytearray(n)
-    pending: list = []          # SETs of read misses, sent with the next batch
-    inflight = None             # (start, names, number of SETs sent in front, key set)
-    t0 = time.perf_counter()
-    i = 0
-    while i < n or inflight is not None:
-        busy = inflight[3] if inflight is not None else ()
-        seen = set()
-        j = i
-        while j < n and j - i < batch_max and keys[j] not in seen and keys[j] not in busy:
-            seen.add(keys[j])
-            j += 1
-        new = None
-        if j > i:
-            names = [KEY_FMT % k for k in keys[i:j]]
-            conn.send(pending + [[b"GET", k] for k in names])
-            new = (i, names, len(pending), seen)
-            pending = []
-            i = j
-        if inflight is not None:
-            start, names, nsets, _ = inflight
-            replies = conn.recv(nsets + len(names))
-            for rep in replies[:nsets]:
-                if isinstance(rep, hiredis.ReplyError):
-                    raise RuntimeError("server error: %s" % rep)
-            for off, rep in enumerate(replies[nsets:]):
-                if rep is None:
-                    t = ttls.get(keys[start + off])
-                    pending.append([b"SET", names[off], VALUE] +
-                                   ([b"EX", b"%d" % t] if t else []))
-                else:
-                    hit[start + off] = 1
-            if progress is not None:
-                progress(start + len(names))
-        inflight = new
-        if rate and new is not None:
-            ahead = t0 + i / rate - time.perf_counter()
-            if ahead > 0:
-                time.sleep(ahead)
-    elapsed = time.perf_counter() - t0
-    if pending:
-        for rep in conn.pipeline(pending):
-            if isinstance(rep, hiredis.ReplyError):
-                raise RuntimeError("server error: %s" % rep)
-    return hit, elapsed
 
 
 def parse_policy(spec: str) -> tuple[str, list[str]]:
@@ -308,6 +117,14 @@ def fmt_row(r: dict) -> str:
         "  (SHORT of the target rate)" if short else "")
 
 
+def short(policy: str) -> str:
+    """A policy spec as a column name: ``allkeys-ahe+ahe-controller=spec`` -> ``ahe spec``."""
+    name = policy.replace("allkeys-", "")
+    for prefix in ("+ahe-controller=", "+ahe-feedback=", "+"):
+        name = name.replace(prefix, " ")
+    return name
+
+
 def rate_name(rate: float) -> str:
     if not rate:
         return "max"
@@ -321,12 +138,19 @@ def write_report(results: list, args, path: str, plot_path: str) -> None:
     workloads = list(dict.fromkeys(r["workload"] for r in results))
     rates = list(dict.fromkeys(r["rate"] for r in results))
     by = {(r["workload"], r["policy"], r["rate"]): r for r in results}
-    cmd = ".venv/bin/python bench/eviction_quality.py " + " ".join(sys.argv[1:])
+    argv = sys.argv[1:]
+    for flag in ("--json", "--from-json"):      # outputs only: not part of the command shown
+        while flag in argv[:-1]:
+            k = argv.index(flag)
+            del argv[k:k + 2]
+    cmd = ".venv/bin/python bench/eviction_quality.py " + " ".join(argv)
     lines = ["# Eviction quality: real hit rate against exact LRU", "",
              "Generated by `%s` on %s (server code: %s): %d requests per run, capacity "
              "C = %d keys (%d bytes each), seed %d, read-through client (GET, SET on a "
              "miss)." % (cmd.strip(), time.strftime("%Y-%m-%d"), getattr(args, "code", "?"),
                          args.requests, args.capacity, key_cost(), args.seed), "",
+             "Columns: %s." % "; ".join("`%s` = `%s`" % (short(p), p) for p in policies
+                                        if short(p) != p), "",
              "Hit rates in %%. `exact LRU` is the shadow's exact LRU of C keys over the same "
              "access stream (from the first policy's run; the other runs' shadows agree "
              "within %.2f points); `inf` is the compulsory-miss limit.  `keys held`: the "
@@ -339,7 +163,7 @@ def write_report(results: list, args, path: str, plot_path: str) -> None:
                                    "unthrottled (as fast as client and server go)"),
                   "", "Achieved: %.0f-%.0f requests/s (median %.0f)." % (
                       min(achieved), max(achieved), median(achieved)), "",
-                  "| workload | " + " | ".join(policies) + " | exact LRU | inf |",
+                  "| workload | " + " | ".join(map(short, policies)) + " | exact LRU | inf |",
                   "|---|" + "---|" * (len(policies) + 2)]
         for w in workloads:
             rs = [by.get((w, p, rate)) for p in policies]
@@ -416,7 +240,7 @@ def verdicts(results: list, workloads: list, rates: list) -> list:
                     bad.append("not above both at %s by %.2f" % (rate_name(rt), -d))
                 elif d < -WITHIN_POINTS:
                     bad.append("below best at %s by %.2f" % (rate_name(rt), -d))
-            row = [p, w] + ["%+.2f" % d for d in deltas]
+            row = [short(p), w] + ["%+.2f" % d for d in deltas]
             if len(rates) > 1:
                 par = by[(w, p, rates[0])] - by[(w, p, rates[-1])]
                 row.append("%+.2f" % par)
@@ -432,10 +256,14 @@ def plot(results, workloads, path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
     cols = min(4, len(workloads))
     rows = (len(workloads) + cols - 1) // cols
-    labels = list(dict.fromkeys((r["policy"], r["rate"]) for r in results))
-    multi_rate = len({r["rate"] for r in results}) > 1
+    policies = list(dict.fromkeys(r["policy"] for r in results))
+    rates = list(dict.fromkeys(r["rate"] for r in results))
+    labels = [(p, rt) for p in policies for rt in rates
+              if any(r["policy"] == p and r["rate"] == rt for r in results)]
+    multi_rate = len(rates) > 1
     fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.6 * rows + 0.15 * len(labels)),
                              squeeze=False)
     markers = "osD^vP*Xh<>"
@@ -449,13 +277,16 @@ def plot(results, workloads, path: str) -> None:
         handles["exact LRU (shadow)"] = line
         for r in rs:
             j = labels.index((r["policy"], r["rate"]))
+            pi, ri = policies.index(r["policy"]), rates.index(r["rate"])
             x = cap * PLOT_SPREAD ** (j - (len(labels) - 1) / 2)
-            lab = r["policy"] + (" @ " + rate_name(r["rate"]) if multi_rate else "")
-            pt, = ax.plot([x], [100 * r["hit"]], markers[j % len(markers)], ms=6,
-                          alpha=0.8, color="C%d" % (j % 10), ls="none")
+            lab = short(r["policy"]) + (" @ " + rate_name(r["rate"]) if multi_rate else "")
+            pt, = ax.plot([x], [100 * r["hit"]], markers[pi % len(markers)], ms=6,
+                          color="C%d" % (pi % 10), ls="none", alpha=0.85,
+                          mfc="none" if ri % 2 else "C%d" % (pi % 10), mew=1.3)
             handles[lab] = pt
         ax.axvline(cap, color="grey", lw=0.5, ls=":")
         ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_title("%s (C = %d keys)" % (w, cap), fontsize=10)
         ax.set_xlabel("capacity (keys)")
         ax.set_ylabel("hit rate %")

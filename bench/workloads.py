@@ -25,13 +25,28 @@ TTLs are in seconds, so ``ttl`` is the one stream whose content depends on the r
 (a 10 s TTL is 10k requests at 1k req/s and 500k at 50k req/s).  Streams shorter than
 ``MIN_PERIODS`` burst/scan periods are allowed but flagged by :func:`check_size`.
 
+The second half of the module is the client both eviction benchmarks replay streams with:
+``Server`` (a ferrumkv_py subprocess on a free port, checked by PID), ``Conn`` (a raw
+pipelining RESP socket) and ``replay`` (read-through GET / SET on a miss, see its docstring).
+
 Complexity: O(n) numpy work per stream (plus O(key space) once for the Zipf CDF).
 """
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
 from dataclasses import dataclass, field
 
+import hiredis
 import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from ferrumkv_py import memory  # noqa: E402
 
 ZIPF_S = 0.9
 KEYSPACE_PER_CAPACITY = 100          # Zipf key space, in cache sizes
@@ -55,6 +70,11 @@ PERM_STRIDE = 1_000_003              # prime stride: Zipf rank -> key id bijecti
 PERM_STRIDE_ALT = 999_983
 SHIFT_SALT = 7919                    # moves the hot set to other ids in every phase
 MIN_PERIODS = 3
+VALUE = b"v" * 32                    # the client's value: every key costs the same bytes
+KEY_FMT = b"key:%012d"
+BATCH = 64                  # most GETs per round trip
+PACE_S = 0.01               # a paced client sends a batch every PACE_S (rate * PACE_S GETs)
+SERVER_START_S = 20
 
 
 @dataclass
@@ -211,3 +231,189 @@ def check_size(workload: str, n: int, cap: int) -> str:
     if workload == "mixed" and n // 4 < MIN_PERIODS * MIXED_PERIOD_C * cap:
         return "mixed: a quarter (%.0f C) holds fewer than %d bursts" % (n / 4 / cap, MIN_PERIODS)
     return ""
+
+
+# ---- the read-through client and the server it drives (used by eviction_quality.py and
+# ahe_convergence.py) ----
+
+def key_cost() -> int:
+    """Modelled bytes of one key of this benchmark (they are all the same size)."""
+    return memory.entry_cost(KEY_FMT % 0, VALUE)
+
+
+_PORTS_LOCK = threading.Lock()
+_PORTS_GIVEN: set = set()        # ports handed to servers of this process (parallel runs)
+_LIVE: set = set()               # running server subprocesses, stopped on SIGTERM / SIGINT
+SERVER_START_ATTEMPTS = 5
+
+
+def free_port() -> int:
+    """A free port not handed out before by this process (two parallel runs cannot
+    get the same one between the probe and the server's bind)."""
+    with _PORTS_LOCK:
+        while True:
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            if port not in _PORTS_GIVEN:
+                _PORTS_GIVEN.add(port)
+                return port
+
+
+class Server:
+    """A ferrumkv_py subprocess on a free port (stopped by PID).
+
+    The first connection checks INFO's ``process_id`` against the subprocess: if the port was
+    taken by something else, the server is restarted on another port.
+    """
+
+    def __init__(self, args: list[str]):
+        for _ in range(SERVER_START_ATTEMPTS):
+            if self._start(args):
+                return
+        raise RuntimeError("could not start ferrumkv_py with %s" % args)
+
+    def _start(self, args: list[str]) -> bool:
+        self.port = free_port()
+        cmd = [sys.executable, "-m", "ferrumkv_py", "--bind", "127.0.0.1",
+               "--port", str(self.port)] + args
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        _LIVE.add(self.proc)
+        deadline = time.time() + SERVER_START_S
+        while True:
+            if self.proc.poll() is not None:
+                break
+            try:
+                self.conn = Conn(self.port)
+            except OSError:
+                if time.time() > deadline:
+                    break
+                time.sleep(0.05)
+                continue
+            if self.conn.info("server").get("process_id") == str(self.proc.pid):
+                return True
+            self.conn.sock.close()             # someone else's server on that port
+            break
+        self._kill()
+        return False
+
+    def _kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        _LIVE.discard(self.proc)
+
+    def stop(self) -> None:
+        self.conn.sock.close()
+        self._kill()
+
+
+def _stop_all(signum, _frame) -> None:
+    for proc in list(_LIVE):
+        if proc.poll() is None:
+            proc.terminate()
+    sys.exit(128 + signum)
+
+
+class Conn:
+    """A pipelining RESP client on a raw socket, hiredis for the replies."""
+
+    def __init__(self, port: int):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+        self.reader = hiredis.Reader()
+
+    def send(self, commands: list[list[bytes]]) -> None:
+        out = []
+        for argv in commands:
+            out.append(b"*%d\r\n" % len(argv))
+            for a in argv:
+                out.append(b"$%d\r\n%b\r\n" % (len(a), a))
+        self.sock.sendall(b"".join(out))
+
+    def recv(self, count: int) -> list:
+        replies = []
+        while len(replies) < count:
+            reply = self.reader.gets()
+            if reply is False:
+                data = self.sock.recv(1 << 20)
+                if not data:
+                    raise ConnectionError("server closed the connection")
+                self.reader.feed(data)
+                continue
+            replies.append(reply)
+        return replies
+
+    def pipeline(self, commands: list[list[bytes]]) -> list:
+        self.send(commands)
+        return self.recv(len(commands))
+
+    def info(self, section: str) -> dict:
+        text = self.pipeline([[b"INFO", section.encode()]])[0].decode()
+        return dict(line.split(":", 1) for line in text.splitlines()
+                    if ":" in line and not line.startswith("#"))
+
+
+def replay(conn: Conn, stream, rate: float, progress=None) -> tuple[bytearray, float]:
+    """Read-through replay of ``stream``: returns (hit flag per request, seconds).
+
+    Two batches are in flight: batch b+1 is sent before b's replies are read.  A batch is
+    cut before a key that is already in it or in the batch in flight, and the SETs of b's
+    misses travel in front of batch b+2's GETs, so every GET sees its key as a client
+    issuing requests one at a time would (a missed key is SET before it is read again).
+    ``progress(done)`` is called after every batch.
+    Complexity: O(n) client work, O(n / batch) writes.
+    """
+    keys = stream.keys.tolist()
+    ttls = stream.ttl
+    n = len(keys)
+    batch_max = BATCH if not rate else max(1, min(BATCH, int(rate * PACE_S)))
+    hit = bytearray(n)
+    pending: list = []          # SETs of read misses, sent with the next batch
+    inflight = None             # (start, names, number of SETs sent in front, key set)
+    t0 = time.perf_counter()
+    i = 0
+    while i < n or inflight is not None:
+        busy = inflight[3] if inflight is not None else ()
+        seen = set()
+        j = i
+        while j < n and j - i < batch_max and keys[j] not in seen and keys[j] not in busy:
+            seen.add(keys[j])
+            j += 1
+        new = None
+        if j > i:
+            names = [KEY_FMT % k for k in keys[i:j]]
+            conn.send(pending + [[b"GET", k] for k in names])
+            new = (i, names, len(pending), seen)
+            pending = []
+            i = j
+        if inflight is not None:
+            start, names, nsets, _ = inflight
+            replies = conn.recv(nsets + len(names))
+            for rep in replies[:nsets]:
+                if isinstance(rep, hiredis.ReplyError):
+                    raise RuntimeError("server error: %s" % rep)
+            for off, rep in enumerate(replies[nsets:]):
+                if rep is None:
+                    t = ttls.get(keys[start + off])
+                    pending.append([b"SET", names[off], VALUE] +
+                                   ([b"EX", b"%d" % t] if t else []))
+                else:
+                    hit[start + off] = 1
+            if progress is not None:
+                progress(start + len(names))
+        inflight = new
+        if rate and new is not None:
+            ahead = t0 + i / rate - time.perf_counter()
+            if ahead > 0:
+                time.sleep(ahead)
+    elapsed = time.perf_counter() - t0
+    if pending:
+        for rep in conn.pipeline(pending):
+            if isinstance(rep, hiredis.ReplyError):
+                raise RuntimeError("server error: %s" % rep)
+    return hit, elapsed
