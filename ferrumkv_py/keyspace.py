@@ -26,18 +26,29 @@ Rust original's "first N keys" would be FIFO).  So every database keeps two arra
     alist  every entry ever added since the last compaction
     vlist  every entry that got a TTL since the last compaction
 
-A deleted entry is not removed from them (that would be O(n)); it is marked dead
-(``value = None``) and skipped when drawn.  When dead slots outnumber live ones the array is
-compacted in one O(n) pass, so a draw costs O(1) expected (at most 2 tries on average) and
-compaction is amortised O(1) per deletion.  An entry whose TTL is removed keeps its vlist
-slot with ``exp = EXP_PERSISTED``, and is not appended twice if it gets a TTL again.
+A deleted entry is not removed from them (that would be O(n): an entry does not know its
+slot); it is marked dead (``value = None``) and skipped when drawn.  A draw that lands on a
+dead slot replaces the entry there with the shared ``TOMBSTONE`` and pushes the slot on the
+list's free stack (``afree`` / ``vfree``); the next entry added to that list takes a free slot
+instead of growing the list.  Under eviction churn (one key added, one evicted per write) the
+draws find dead slots as fast as evictions make them once about 1/6 of the slots are dead
+(5 draws per eviction: 5d/(1-d) = 1), so the list stops growing there instead of
+reaching half dead between compactions: 6.0 rather than 7.7 draws per evicted key, and each
+draw is a cache miss or two on a large data set (``bench/server_bench.py --parts
+eviction``; the free stack never holds a slot twice, as only a dead entry that is not yet
+the tombstone is pushed).  When dead slots still outnumber live ones the array is compacted
+in one O(n) pass, so a draw costs O(1) expected (at most 2 tries on average) and compaction
+is amortised O(1) per deletion.  An entry whose TTL is removed keeps its vlist slot with
+``exp = EXP_PERSISTED``, and is not appended twice if it gets a TTL again; it is not a
+tombstone candidate (it may come back).
 
 SCAN cursors over alist
 -----------------------
-``alist`` only grows at its end and compaction keeps the survivors in order, so SCAN walks it
-from the end towards the start.  Keys added during a scan land behind the walk (they were not
-there for the whole scan, so they need not be returned) and a scan of n slots ends after about
-n / count calls whatever the write rate.  A cursor is the position below which slots remain
+``No entry ever moves within ``alist`` except by compaction, which keeps the survivors in
+order; SCAN walks it from the end towards the start.  Keys added during a scan land at the
+end or in a free slot (they were not there for the whole scan, so whether the walk meets them
+does not matter) and a scan of n slots ends after about n / count calls whatever the write
+rate.  A cursor is the position below which slots remain
 to be walked, tagged with the compaction generation it was made in::
 
     cursor = position << SCAN_GEN_BITS | (generation & SCAN_GEN_MASK)      (0 = start / done)
@@ -98,6 +109,9 @@ class Entry:
         self.exp = exp
 
 
+TOMBSTONE = Entry(b"", None, 0)   # fills sample-list slots found dead (see "Sampling in O(1)")
+
+
 class RList(deque):
     """A list value; ``mem`` is the modelled size of its elements."""
     __slots__ = ("mem",)
@@ -117,8 +131,8 @@ class RSet(set):
 class Database:
     """One logical database (SELECT n)."""
 
-    __slots__ = ("id", "ks", "data", "alist", "adead", "vlist", "vdead", "volatile",
-                 "expires_cursor", "agen", "aremap")
+    __slots__ = ("id", "ks", "data", "alist", "adead", "afree", "vlist", "vdead", "vfree",
+                 "volatile", "expires_cursor", "agen", "aremap")
 
     def __init__(self, db_id: int, ks: "Keyspace"):
         self.id = db_id
@@ -126,8 +140,10 @@ class Database:
         self.data: dict[bytes, Entry] = {}
         self.alist: list[Entry] = []
         self.adead = 0
+        self.afree: list[int] = []   # alist slots holding TOMBSTONE (each once)
         self.vlist: list[Entry] = []
         self.vdead = 0          # vlist slots whose entry is dead or has no TTL now
+        self.vfree: list[int] = []   # vlist slots holding TOMBSTONE
         self.volatile = 0       # live keys with a TTL
         self.expires_cursor = 0
         self.agen = 0           # alist compaction generation (SCAN cursors)
@@ -200,7 +216,12 @@ class Database:
         ks = self.ks
         e = Entry(key, value, ks.now_ms)
         self.data[key] = e
-        self.alist.append(e)
+        free = self.afree
+        if free:
+            self.alist[free.pop()] = e
+            self.adead -= 1
+        else:
+            self.alist.append(e)
         # memory.entry_cost() inline for strings (SET -P 16 -4% CPU per command,
         # bench/server_bench.py --parts dispatch); Keyspace._check() holds the two equal
         ks.used_memory += (_STRING_ENTRY_COST + len(key) + len(value)
@@ -328,7 +349,11 @@ class Database:
         """Give a live entry an absolute deadline (ms).  O(1)."""
         if e.exp <= 0:
             if e.exp == 0:
-                self.vlist.append(e)
+                if self.vfree:
+                    self.vlist[self.vfree.pop()] = e
+                    self.vdead -= 1
+                else:
+                    self.vlist.append(e)
             else:
                 self.vdead -= 1
             self.volatile += 1
@@ -363,13 +388,19 @@ class Database:
         out = []
         if live == 0 or not lst:
             return out
+        free = self.vfree if volatile else self.afree
         rand = self.ks.rng.random
         size = len(lst)
         tries = n * SAMPLE_MAX_TRIES
         while len(out) < n and tries > 0:
             tries -= 1
-            e = lst[int(rand() * size)]
-            if e.value is not None and (not volatile or e.exp > 0):
+            i = int(rand() * size)
+            e = lst[i]
+            if e.value is None:
+                if e is not TOMBSTONE:
+                    lst[i] = TOMBSTONE
+                    free.append(i)
+            elif not volatile or e.exp > 0:
                 out.append(e)
         return out
 
@@ -432,6 +463,7 @@ class Database:
         alive = [e.value is not None for e in old]
         self.alist = list(compress(old, alive))
         self.adead = 0
+        self.afree = []     # a new list: a sampler still holding the old one cannot reach it
         n = len(old)
         step = max(SCAN_REMAP_MIN_STEP, -(-n // SCAN_REMAP_POINTS))
         ckpt = array("q", accumulate((sum(alive[i:i + step]) for i in range(0, n, step)),
@@ -453,6 +485,7 @@ class Database:
                 e.exp = 0  # no longer listed
         self.vlist = keep
         self.vdead = 0
+        self.vfree = []
         self.expires_cursor = 0
 
     # ---- whole-database operations ----
@@ -471,16 +504,16 @@ class Database:
                     ks.used_memory -= memory.EXPIRE_COST
                 e.value = None
         self.data = {}
-        self.alist, self.adead = [], 0
-        self.vlist, self.vdead, self.volatile = [], 0, 0
+        self.alist, self.adead, self.afree = [], 0, []
+        self.vlist, self.vdead, self.vfree, self.volatile = [], 0, [], 0
         self.expires_cursor = 0
         self._new_generation(_CLEARED_REMAP)
         return n
 
     def swap_contents(self, other: "Database") -> None:
         """SWAPDB: exchange every key and index with another database.  O(1)."""
-        for name in ("data", "alist", "adead", "vlist", "vdead", "volatile", "expires_cursor",
-                     "agen", "aremap"):
+        for name in ("data", "alist", "adead", "afree", "vlist", "vdead", "vfree", "volatile",
+                     "expires_cursor", "agen", "aremap"):
             a, b = getattr(self, name), getattr(other, name)
             setattr(self, name, b)
             setattr(other, name, a)
@@ -497,8 +530,13 @@ class Database:
         vol = [e for e in self.vlist if e.value is not None and e.exp > 0]
         assert len(vol) == self.volatile == sum(1 for e in self.data.values() if e.exp > 0)
         assert len(self.vlist) - len(vol) == self.vdead
-        in_vlist = {id(e) for e in self.vlist}
-        assert len(in_vlist) == len(self.vlist)
+        for lst, free in ((self.alist, self.afree), (self.vlist, self.vfree)):
+            assert len(set(free)) == len(free)
+            assert all(lst[i] is TOMBSTONE for i in free)
+            assert sum(e is TOMBSTONE for e in lst) == len(free)
+        assert TOMBSTONE.value is None
+        in_vlist = {id(e) for e in self.vlist if e is not TOMBSTONE}
+        assert len(in_vlist) == len(self.vlist) - len(self.vfree)
         for e in self.data.values():
             assert e.exp > 0 or e.exp in (0, EXP_PERSISTED)
             assert (id(e) in in_vlist) == (e.exp != 0)

@@ -53,7 +53,7 @@ from __future__ import annotations
 import array
 from bisect import bisect_left
 
-from ..keyspace import SAMPLE_MAX_TRIES
+from ..keyspace import SAMPLE_MAX_TRIES, TOMBSTONE
 from .ahe import RECENCY_HORIZON_MS, TTL_PENALTY, TTL_SHORT_HORIZON_MS
 from .lfu import LFU_COUNTER_MAX, MS_PER_MINUTE
 from .pool import EvictionPool
@@ -155,9 +155,11 @@ class Sampler:
         """
         if vol:
             lst = db.vlist
+            free = db.vfree
             live = db.volatile
         else:
             lst = db.alist
+            free = db.afree
             live = len(db.data)
         n = self.samples
         if n > live:
@@ -211,9 +213,13 @@ class Sampler:
                 i += need
             need = 0
             for r in words:
-                e = lst[(r * size) >> RANDOM_WORD_BITS]
+                j = (r * size) >> RANDOM_WORD_BITS
+                e = lst[j]
                 if e.value is None:
-                    need += 1                   # dead slot: draw again
+                    need += 1                   # dead slot: draw again, and free it once
+                    if e is not TOMBSTONE:      # (keyspace.py "Sampling in O(1)")
+                        lst[j] = TOMBSTONE
+                        free.append(j)
                     continue
                 exp = e.exp
                 if exp > 0:

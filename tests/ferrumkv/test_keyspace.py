@@ -11,7 +11,7 @@ import pytest
 from ferrumkv_py import memory
 from ferrumkv_py.clock import ManualClock
 from ferrumkv_py.keyspace import (COMPACT_MIN_DEAD, EXP_PERSISTED, SCAN_REMAP_HISTORY,
-                                  Keyspace, RList)
+                                  TOMBSTONE, Keyspace, RList)
 
 
 @pytest.fixture
@@ -319,6 +319,69 @@ def test_scan_guarantee_under_churn(seed):
     seen, _ = _full_scan(db, count=5, between=mutate)
     assert stable <= set(seen)
     assert db.agen > gens, "the test must exercise compactions"
+
+
+@pytest.mark.parametrize("volatile", [False, True])
+def test_dead_slots_found_by_sampling_are_reused(volatile):
+    """Eviction-like churn (add one key, sample, delete one sampled key): the draws turn dead
+    slots into tombstones on the free stack and new keys take them, so the sample list settles
+    well below the half-dead point that compaction waits for, and never compacts.  (Under
+    volatile sampling the alist is not sampled, so it still compacts as before.)"""
+    ks = Keyspace(databases=1, clock=ManualClock(), rng=random.Random(5))
+    db = ks.dbs[0]
+    n = 2000
+    for i in range(n):
+        e = db.add(k(i), b"v")
+        if volatile:
+            db.set_expire(e, 10**12)
+    gens = db.agen
+    lst_len = []
+    for i in range(n, n + 20 * n):
+        e = db.add(k(i), b"v")
+        if volatile:
+            db.set_expire(e, 10**12)
+        got = db.sample(5, volatile=volatile)
+        db.unlink(got[0])
+        lst_len.append(len(db.vlist if volatile else db.alist))
+    ks._check()
+    assert volatile or db.agen == gens, "no compaction was needed"
+    steady = max(lst_len[len(lst_len) // 2:])
+    assert steady < 1.35 * n, steady          # about n / (1 - 1/6), not 2n
+    free = db.vfree if volatile else db.afree
+    assert all((db.vlist if volatile else db.alist)[i] is TOMBSTONE for i in free)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_scan_guarantee_with_slot_reuse(seed):
+    """New keys taking freed slots (anywhere in the list) never hide a key that is present
+    for the whole scan."""
+    rng = random.Random(seed)
+    ks = Keyspace(databases=1, clock=ManualClock(), rng=random.Random(seed))
+    db = ks.dbs[0]
+    stable = {b"stable:%d" % i for i in range(300)}
+    churn = []
+    for i in range(1500):
+        key = k(i)
+        churn.append(key)
+        db.add(key, b"v")
+    for key in stable:
+        db.add(key, b"v")
+    counter = [1500]
+
+    def mutate(_calls):
+        for _ in range(40):
+            j = rng.randrange(len(churn))
+            churn[j], churn[-1] = churn[-1], churn[j]
+            assert db.delete(churn.pop())
+            db.sample(5)                      # finds dead slots, frees them
+            key = k(counter[0])
+            counter[0] += 1
+            churn.append(key)
+            db.add(key, b"v")                 # likely into a freed slot
+
+    seen, _ = _full_scan(db, count=5, between=mutate)
+    assert stable <= set(seen)
+    assert counter[0] > 1500 + 1000
 
 
 def test_scan_cursor_survives_compaction_and_clear(ks):
