@@ -43,6 +43,7 @@ import math
 from sortedcontainers import SortedList
 
 from . import memory
+from .values import index_span
 
 ZSET_MAX_LISTPACK_ENTRIES = 128    # members; Redis 7.0 zset-max-listpack-entries
 ZSET_MAX_LISTPACK_VALUE = 64       # bytes per member; Redis 7.0 zset-max-listpack-value
@@ -263,17 +264,9 @@ class ZSet:
         return list(self.order.islice(lo, hi, reverse=rev))
 
     def rank_span(self, start: int, end: int) -> tuple[int, int]:
-        """Redis's rank rule (negative counts from the end, clamped): half-open positions."""
-        n = len(self.order)
-        if start < 0:
-            start += n
-        if end < 0:
-            end += n
-        if start < 0:
-            start = 0
-        if start > end or start >= n:
-            return 0, 0
-        return start, min(end, n - 1) + 1
+        """Redis's rank rule (negative counts from the end, clamped): half-open positions.
+        Complexity: O(1) (values.index_span)."""
+        return index_span(len(self.order), start, end)
 
     def select(self, by: str, rng, rev: bool = False, offset: int = 0, limit: int = -1):
         """The (score, member) pairs of one ZRANGE, in reply order.

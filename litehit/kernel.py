@@ -4,6 +4,9 @@ Everything here is plain Python over numpy arrays, compiled with ``@njit(cache=T
 With ``NUMBA_DISABLE_JIT=1`` the very same source runs as ordinary Python, which is how
 the tests check that both agree.  The state lives in arrays owned by ``LiteHit``
 (``litehit.core``); kernels that may grow an array return the (possibly new) arrays.
+The hash table stays in this module on purpose, though the module is long: numba's on-disk
+cache is keyed on the file that defines a compiled function, so a kernel compiled with
+helpers inlined from another module would keep running stale code after an edit there.
 
 Stack depth by counting latest positions
 ----------------------------------------

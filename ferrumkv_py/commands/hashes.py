@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from .. import errors, memory
 from ..errors import CommandError
-from ..keyspace import RHash
 from ..registry import command
 from ..resp import OK
-from .util import (LD_INF, LLONG_MAX, LLONG_MIN, bulk_array, format_long_double_human,
-                   long_double_add, parse_int, parse_long_double, random_pick_reply,
-                   read_typed, scan_reply, shrink, write_typed)
+from ..values import RHash
+from .longdouble import LD_INF, format_long_double_human, long_double_add, parse_long_double
+from .util import (LLONG_MAX, LLONG_MIN, bulk_array, parse_int, parse_random_count,
+                   random_pick_reply, read_typed, scan_reply, shrink, write_typed)
 
 HASH_BASE = memory.CONTAINER_BASE["hash"]
 _EMPTY = bulk_array([])
@@ -242,12 +242,7 @@ def hrandfield(c, argv):
             return None
         keys = list(e.value)
         return keys[int(c.ks.rng.random() * len(keys))]
-    withvalues = len(argv) >= 4
-    if withvalues and (argv[3].lower() != b"withvalues" or len(argv) > 4):
-        raise CommandError(errors.SYNTAX)
-    count = parse_int(argv[2])
-    if count < -LLONG_MAX:
-        raise CommandError(errors.RANDOM_COUNT_RANGE)
+    count, withvalues = parse_random_count(argv, b"withvalues")
     e = _read(c, argv[1])
     if e is None:
         return _EMPTY

@@ -17,10 +17,11 @@ from itertools import islice
 
 from .. import errors, memory
 from ..errors import CommandError, WrongTypeError
-from ..keyspace import RList
 from ..registry import command
 from ..resp import NULL_ARRAY, OK
-from .util import LLONG_MIN, bulk_array, parse_int, read_typed, shrink, write_typed
+from ..values import RList, index_span
+from .util import (LLONG_MIN, bulk_array, parse_int, parse_pop_count, read_typed, shrink,
+                   write_typed)
 
 LIST_BASE = memory.CONTAINER_BASE["list"]
 _EMPTY = bulk_array([])
@@ -38,20 +39,6 @@ def _read(c, key: bytes):
 
 def _write(c, key: bytes):
     return write_typed(c, key, RList)
-
-
-def _span(d, start: int, end: int) -> tuple[int, int]:
-    """Redis's LRANGE/LTRIM index rule: half-open [lo, hi) positions, or (0, 0)."""
-    n = len(d)
-    if start < 0:
-        start += n
-    if end < 0:
-        end += n
-    if start < 0:
-        start = 0
-    if start > end or start >= n:
-        return 0, 0
-    return start, min(end, n - 1) + 1
 
 
 def _slice(d, lo: int, hi: int) -> list:
@@ -120,11 +107,7 @@ def rpushx(c, argv):
 def _pop(c, argv: list, left: bool):
     if len(argv) > 3:
         raise CommandError(errors.WRONG_ARGS % argv[0].decode("utf-8", "replace").lower())
-    count = None
-    if len(argv) == 3:
-        count = parse_int(argv[2], errors.NOT_POSITIVE)
-        if count < 0:
-            raise CommandError(errors.NOT_POSITIVE)
+    count = parse_pop_count(argv[2]) if len(argv) == 3 else None
     e = _write(c, argv[1])
     if e is None:
         return None if count is None else NULL_ARRAY
@@ -167,7 +150,7 @@ def lrange(c, argv):
     e = _read(c, argv[1])
     if e is None:
         return _EMPTY
-    lo, hi = _span(e.value, start, end)
+    lo, hi = index_span(len(e.value), start, end)
     return bulk_array(_slice(e.value, lo, hi)) if hi > lo else _EMPTY
 
 
@@ -300,7 +283,7 @@ def ltrim(c, argv):
     if e is None:
         return OK
     d = e.value
-    lo, hi = _span(d, start, end)
+    lo, hi = index_span(len(d), start, end)
     head, tail = (lo, len(d) - hi) if hi > lo else (len(d), 0)
     gone = [d.popleft() for _ in range(head)] + [d.pop() for _ in range(tail)]
     if gone:

@@ -35,11 +35,11 @@ from __future__ import annotations
 
 from .. import errors, memory
 from ..errors import CommandError
-from ..keyspace import RSet
 from ..registry import command
 from ..resp import RespSet
-from .util import (LLONG_MAX, bulk_array, check_type, parse_int, read_typed, scan_reply,
-                   shrink, write_typed)
+from ..values import RSet
+from .util import (LLONG_MAX, bulk_array, check_type, parse_int, parse_pop_count, read_typed,
+                   scan_reply, shrink, write_typed)
 
 SET_BASE = memory.CONTAINER_BASE["set"]
 INDEX_REBUILD_MIN_STALE = 64    # members: never rebuild an index for fewer stale slots
@@ -176,11 +176,7 @@ def spop(c, argv):
     Complexity: O(count) amortised (see the module docstring)."""
     if len(argv) > 3:
         raise CommandError(errors.SYNTAX)
-    count = None
-    if len(argv) == 3:
-        count = parse_int(argv[2], errors.NOT_POSITIVE)
-        if count < 0:
-            raise CommandError(errors.NOT_POSITIVE)
+    count = parse_pop_count(argv[2]) if len(argv) == 3 else None
     e = _write(c, argv[1])
     if e is None:
         return None if count is None else RespSet()

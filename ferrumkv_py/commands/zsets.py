@@ -23,8 +23,9 @@ from ..errors import CommandError
 from ..registry import command
 from ..resp import format_double
 from ..zset import LexRange, ScoreRange, ZSet, parse_lex_item, score_text
-from .util import (LLONG_MAX, bulk_array, parse_double, parse_int, random_pick_reply,
-                   read_typed, scan_reply, shrink, strtod, write_typed)
+from .util import (LLONG_MAX, bulk_array, parse_double, parse_int, parse_pop_count,
+                   parse_random_count, random_pick_reply, read_typed, scan_reply, shrink,
+                   strtod, write_typed)
 
 _EMPTY = bulk_array([])
 _cost = memory.zset_member_cost
@@ -321,16 +322,21 @@ for _spec in _OLD_RANGE_COMMANDS:
     _old_range_handler(*_spec)
 
 
+def _zcount(c, key: bytes, span_of) -> int:
+    """How many members ``span_of(zset)`` covers; 0 for a missing key."""
+    e = _read(c, key)
+    if e is None:
+        return 0
+    lo, hi = span_of(e.value)
+    return hi - lo
+
+
 @command("zcount", 4, "readonly fast", first_key=1, group="sorted-set")
 def zcount(c, argv):
     """ZCOUNT key min max
     Counts members with a score in the range.  Complexity: O(log n)."""
     rng = parse_score_range(argv[2], argv[3])
-    e = _read(c, argv[1])
-    if e is None:
-        return 0
-    lo, hi = e.value.score_span(rng)
-    return hi - lo
+    return _zcount(c, argv[1], lambda z: z.score_span(rng))
 
 
 @command("zlexcount", 4, "readonly fast", first_key=1, group="sorted-set")
@@ -338,11 +344,7 @@ def zlexcount(c, argv):
     """ZLEXCOUNT key min max
     Counts members between two strings.  Complexity: O(log n) for one shared score."""
     rng = parse_lex_range(argv[2], argv[3])
-    e = _read(c, argv[1])
-    if e is None:
-        return 0
-    lo, hi = e.value.lex_span(rng)
-    return hi - lo
+    return _zcount(c, argv[1], lambda z: z.lex_span(rng))
 
 
 # ---- removals by position ----
@@ -350,11 +352,7 @@ def zlexcount(c, argv):
 def _zpop(c, argv, highest: bool):
     if len(argv) > 3:
         raise CommandError(errors.SYNTAX)
-    count = None
-    if len(argv) == 3:
-        count = parse_int(argv[2], errors.NOT_POSITIVE)
-        if count < 0:
-            raise CommandError(errors.NOT_POSITIVE)
+    count = parse_pop_count(argv[2]) if len(argv) == 3 else None
     e = _write(c, argv[1])
     if e is None or count == 0:
         return _EMPTY
@@ -429,12 +427,7 @@ def zrandmember(c, argv):
             return None
         z = e.value
         return z.order[int(c.ks.rng.random() * len(z))][1]
-    withscores = len(argv) >= 4
-    if withscores and (argv[3].lower() != b"withscores" or len(argv) > 4):
-        raise CommandError(errors.SYNTAX)
-    count = parse_int(argv[2])
-    if count < -LLONG_MAX:
-        raise CommandError(errors.RANDOM_COUNT_RANGE)
+    count, withscores = parse_random_count(argv, b"withscores")
     e = _read(c, argv[1])
     if e is None:
         return _EMPTY

@@ -8,46 +8,10 @@ import pytest
 import redis
 
 from ferrumkv_py import memory
-from ferrumkv_py.clock import ManualClock
-from ferrumkv_py.keyspace import RHash, RList, RSet
+from ferrumkv_py.values import RHash, RList, RSet
 
 from ..conftest import RawConn
-
-START_MS = 1_700_000_000_000
-
-
-@pytest.fixture
-def clock(server):
-    """Swap the running server's clock for a ManualClock (TTL tests without sleeping)."""
-    mc = ManualClock(START_MS)
-
-    def install():
-        server.server.ks.clock = mc
-        server.server.ks.refresh_time()
-    server.call(install)
-    return mc
-
-
-@pytest.fixture
-def put(server):
-    """Insert a container value directly (no dependency on the container commands)."""
-    def put(key: bytes, value, db: int = 0):
-        def add():
-            value.mem = memory.recount(value)
-            server.server.ks.dbs[db].add(key, value)
-        server.call(add)
-    return put
-
-
-def err(client, *args) -> str:
-    with pytest.raises(redis.ResponseError) as info:
-        client.execute_command(*args)
-    return str(info.value)
-
-
-def stats(client) -> tuple:
-    s = client.info("stats")
-    return s["keyspace_hits"], s["keyspace_misses"], s["expired_keys"]
+from .conftest import START_MS, err, stats
 
 
 def check(server):

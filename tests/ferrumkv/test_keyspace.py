@@ -10,8 +10,9 @@ import pytest
 
 from ferrumkv_py import memory
 from ferrumkv_py.clock import ManualClock
-from ferrumkv_py.keyspace import (COMPACT_MIN_DEAD, EXP_PERSISTED, SCAN_REMAP_HISTORY,
-                                  TOMBSTONE, Keyspace, RList)
+from ferrumkv_py.keyspace import Keyspace
+from ferrumkv_py.sample_lists import COMPACT_MIN_DEAD, SCAN_REMAP_HISTORY
+from ferrumkv_py.values import EXP_PERSISTED, TOMBSTONE, RList, index_span
 
 
 @pytest.fixture
@@ -421,3 +422,13 @@ def test_scan_old_cursor_restarts_instead_of_skipping(ks):
             db.delete(b"tmp")
     _, entries = db.scan(cursor, 1000)
     assert {e.key for e in entries} == {k(i) for i in range(100)}
+
+
+@pytest.mark.parametrize("n,start,end,span", [
+    (5, 1, -2, (1, 4)), (5, -100, 2, (0, 3)), (5, 3, 1, (0, 0)), (5, 0, -1, (0, 5)),
+    (5, 5, 9, (0, 0)), (5, -1, 100, (4, 5)), (0, 0, -1, (0, 0)), (5, -6, -6, (0, 0)),
+])
+def test_index_span(n, start, end, span):
+    """Redis's inclusive index rule (LRANGE, LTRIM, ZRANGE, ZREMRANGEBYRANK): negative
+    indexes count from the end, the range is clamped, an empty one is (0, 0)."""
+    assert index_span(n, start, end) == span

@@ -7,46 +7,31 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from ferrumkv_py import resp
+from ferrumkv_py import resp_reader
 from ferrumkv_py.resp import ProtocolError, RequestReader
 
-from tests.ferrumkv.test_resp import READERS, TOKENS, chunkings, drive, mb
+from tests.ferrumkv.test_resp import READERS, chunkings, drive, mb, on_random_streams
 
-pytestmark = pytest.mark.skipif(resp.hiredis is None, reason="hiredis missing")
+pytestmark = pytest.mark.skipif(resp_reader.hiredis is None, reason="hiredis missing")
 
 
 def drive_batches(chunks, rng=None):
     """Like test_resp.drive, through get_batch; with ``rng``, run only a random prefix of
     each batch (at least one command, as the dispatcher does) and unread() the rest."""
-    reader = RequestReader()
-    got = []
-    for chunk in chunks:
-        reader.feed(chunk)
+    def step(reader):
+        batch = reader.get_batch()
+        if not batch:
+            return [], False
         reader._check()
-        while True:
-            try:
-                batch = reader.get_batch()
-            except ProtocolError as e:
-                return got, ("error", e.msg)
-            reader._check()
-            if not batch:
-                break
-            k = rng.randint(1, len(batch)) if rng is not None else len(batch)
-            got.extend(batch[:k])
-            if k < len(batch):
-                reader.unread(batch[k:])
-                reader._check()
-            if not reader.more:  # as the dispatcher: stop when the reader says so
-                break
-    return got, "more"
+        k = rng.randint(1, len(batch)) if rng is not None else len(batch)
+        if k < len(batch):
+            reader.unread(batch[k:])
+        return batch[:k], reader.more  # as the dispatcher: stop when the reader says so
+    return drive(RequestReader, chunks, step)
 
 
-@settings(max_examples=300, derandomize=True, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(TOKENS, max_size=8), st.integers(0, 10_000))
+@on_random_streams
 def test_batches_agree_with_get(tokens, seed):
     data = b"".join(tokens)
     expected = drive(READERS["python"], [data])

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ferrumkv_py import resp
+from ferrumkv_py import resp_reader
 from ferrumkv_py.resp import (NEED_MORE, NULL_ARRAY, OK, PyRequestReader, Raw, RequestReader,
                               ErrorReply, ProtocolError, RespSet, Status, Verbatim, encode,
                               encode_error, split_inline)
@@ -24,7 +24,7 @@ READERS = {
     "hiredis": lambda: RequestReader(),
     "adapter-no-hiredis": lambda: RequestReader(use_hiredis=False),
 }
-if resp.hiredis is None:  # pragma: no cover
+if resp_reader.hiredis is None:  # pragma: no cover
     READERS.pop("hiredis")
 
 
@@ -41,9 +41,17 @@ def chunkings(data: bytes, seed: int = 7):
     yield "random", chunks
 
 
-def drive(make, chunks):
-    """Feed chunks, draining commands after each; returns (commands, final) where final is
-    "more" (waiting) or ("error", message) — after an error the connection would close."""
+def get_one(reader):
+    """One ``get()``: (commands read, whether to call again)."""
+    argv = reader.get()
+    return ([], False) if argv is NEED_MORE else ([argv], True)
+
+
+def drive(make, chunks, step=get_one):
+    """Feed chunks, draining commands after each with ``step(reader)`` (default: one get()
+    per call; test_reader_batch passes a get_batch() step); returns (commands, final) where
+    final is "more" (waiting) or ("error", message) — after an error the connection would
+    close."""
     reader = make()
     got = []
     every = 1 if len(chunks) <= 5000 else 997  # _check() is O(chunks held): sample big runs
@@ -51,16 +59,15 @@ def drive(make, chunks):
         reader.feed(chunk)
         if i % every == 0:
             reader._check()
-        while True:
+        again = True
+        while again:
             try:
-                argv = reader.get()
+                commands, again = step(reader)
             except ProtocolError as e:
                 return got, ("error", e.msg)
             if i % every == 0:
                 reader._check()
-            if argv is NEED_MORE:
-                break
-            got.append(argv)
+            got.extend(commands)
     return got, "more"
 
 
@@ -156,28 +163,21 @@ def test_proto_max_bulk_len_is_configurable(reader):
 @pytest.mark.parametrize("reader", sorted(READERS))
 def test_unauthenticated_limits(reader):
     """Before AUTH, Redis 7 refuses frames over 10 arguments or bulks over 16 KiB."""
-    def unauth_drive(data):
+    def unauth():
         r = READERS[reader]()
         r.unauth = True
-        r.feed(data)
-        out = []
-        try:
-            while (argv := r.get()) is not NEED_MORE:
-                out.append(argv)
-        except ProtocolError as e:
-            return out, e.msg
-        return out, None
+        return r
 
-    assert unauth_drive(mb(*[b"a"] * 10)) == ([[b"a"] * 10], None)
-    assert unauth_drive(b"*11\r\n") == ([], "unauthenticated multibulk length")
-    assert unauth_drive(mb(b"x" * 16384)) == ([[b"x" * 16384]], None)
-    assert unauth_drive(b"*1\r\n$16385\r\n") == ([], "unauthenticated bulk length")
-    assert unauth_drive(b"*1\r\n$600000000\r\n") == ([], "invalid bulk length")
+    assert drive(unauth, [mb(*[b"a"] * 10)]) == ([[b"a"] * 10], "more")
+    assert drive(unauth, [b"*11\r\n"]) == ([], ("error", "unauthenticated multibulk length"))
+    assert drive(unauth, [mb(b"x" * 16384)]) == ([[b"x" * 16384]], "more")
+    assert drive(unauth, [b"*1\r\n$16385\r\n"]) == ([], ("error", "unauthenticated bulk length"))
+    assert drive(unauth, [b"*1\r\n$600000000\r\n"]) == ([], ("error", "invalid bulk length"))
 
 
 def test_hiredis_adapter_returns_to_hiredis_after_inline():
     r = RequestReader()
-    if resp.hiredis is None:  # pragma: no cover
+    if resp_reader.hiredis is None:  # pragma: no cover
         pytest.skip("hiredis missing")
     r.feed(b"PING\r\n")
     assert r.get() == [b"PING"]
@@ -209,9 +209,15 @@ TOKENS = st.one_of(
 )
 
 
-@settings(max_examples=300, derandomize=True, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(TOKENS, max_size=8), st.integers(0, 10_000))
+def on_random_streams(test):
+    """Hypothesis over (tokens, seed): streams of up to 8 RESP tokens, and the seed of the
+    random chunking; deterministic, 300 examples."""
+    test = given(st.lists(TOKENS, max_size=8), st.integers(0, 10_000))(test)
+    return settings(max_examples=300, derandomize=True, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])(test)
+
+
+@on_random_streams
 def test_readers_agree_on_random_streams(tokens, seed):
     data = b"".join(tokens)
     expected = drive(READERS["python"], [data])

@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from ferrumkv_py.commands.sets import INDEX_REBUILD_MIN_STALE, SetIndex, set_index
-from ferrumkv_py.keyspace import RSet
+from ferrumkv_py.values import RSet
 from tests.ferrumkv.container_diff import assert_same_as_redis
 
 

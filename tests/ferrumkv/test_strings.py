@@ -7,28 +7,13 @@ from __future__ import annotations
 import pytest
 import redis
 
-from ferrumkv_py import memory
-from ferrumkv_py.clock import ManualClock
-from ferrumkv_py.commands.util import (LD_INF, format_long_double_human, long_double_add,
-                                       parse_long_double)
+from ferrumkv_py.commands.longdouble import (LD_INF, format_long_double_human, long_double_add,
+                                             parse_long_double)
 from ferrumkv_py.errors import CommandError
-from ferrumkv_py.keyspace import RList
+from ferrumkv_py.values import RList
 
 from ..conftest import RawConn
-
-START_MS = 1_700_000_000_000
-
-
-@pytest.fixture
-def clock(server):
-    """Swap the running server's clock for a ManualClock (TTL tests without sleeping)."""
-    mc = ManualClock(START_MS)
-
-    def install():
-        server.server.ks.clock = mc
-        server.server.ks.refresh_time()
-    server.call(install)
-    return mc
+from .conftest import START_MS, err, stats
 
 
 @pytest.fixture
@@ -41,25 +26,10 @@ def plain(server):
 
 
 @pytest.fixture
-def lst(server):
+def lst(put):
     """A list value at key ``l``, inserted directly (no dependency on list commands)."""
-    def add():
-        v = RList([b"a"])
-        v.mem = memory.recount(v)
-        server.server.ks.dbs[0].add(b"l", v)
-    server.call(add)
+    put(b"l", RList([b"a"]))
     return b"l"
-
-
-def err(client, *args) -> str:
-    with pytest.raises(redis.ResponseError) as info:
-        client.execute_command(*args)
-    return str(info.value)
-
-
-def stats(client) -> tuple:
-    s = client.info("stats")
-    return s["keyspace_hits"], s["keyspace_misses"], s["expired_keys"]
 
 
 # ---- GET / SET ----

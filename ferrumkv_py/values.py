@@ -1,0 +1,76 @@
+"""What the keyspace stores: the per-key :class:`Entry` and the container value types.
+
+No package imports: the keyspace (``keyspace.py``, ``sample_lists.py``), the sorted set
+(``zset.py``) and the command families all build on this module.
+
+Entries
+-------
+Each key maps to an :class:`Entry` holding the value and the metadata every policy needs::
+
+    Entry(key, value, lru, lfu, exp)
+      lru  last access, epoch ms (the keyspace's cached now_ms, so a batch shares one int)
+      lfu  Morris counter 0..255 (LFU_INIT_VAL for a new key); its decay period starts at lru
+      exp  0 = no TTL; > 0 = absolute deadline in ms; EXP_PERSISTED = no TTL any more but
+           still listed in the volatile sample list (see ``sample_lists.py``)
+
+Values by type: ``bytes`` (string), :class:`RList` (list), :class:`RHash` (hash),
+:class:`RSet` (set), ``ZSet`` (sorted set, ``zset.py``).  Container classes carry ``mem``,
+the modelled bytes of their elements, so deleting a key costs O(1) in accounting.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+LFU_INIT_VAL = 5            # Morris counter of a new key, as Redis
+EXP_PERSISTED = -1          # exp value: TTL removed, entry still in vlist
+
+
+class Entry:
+    __slots__ = ("key", "value", "lru", "lfu", "exp")
+
+    def __init__(self, key, value, lru, lfu=LFU_INIT_VAL, exp=0):
+        self.key = key
+        self.value = value
+        self.lru = lru
+        self.lfu = lfu
+        self.exp = exp
+
+
+TOMBSTONE = Entry(b"", None, 0)   # fills sample-list slots found dead (sample_lists.py)
+
+
+class RList(deque):
+    """A list value; ``mem`` is the modelled size of its elements."""
+    __slots__ = ("mem",)
+
+
+class RHash(dict):
+    """A hash value (field -> value); ``mem`` is the modelled size of its fields."""
+    __slots__ = ("mem",)
+
+
+class RSet(set):
+    """A set value; ``mem`` is the modelled size of its members.  ``index`` (unset until
+    the first SPOP / SRANDMEMBER) is the random-access index ``commands/sets.py`` keeps."""
+    __slots__ = ("mem", "index")
+
+
+
+def index_span(n: int, start: int, end: int) -> tuple[int, int]:
+    """Redis's inclusive index rule (LRANGE, LTRIM, ZRANGE, ZREMRANGEBYRANK) over ``n``
+    elements: negative indexes count from the end, out-of-range ones are clamped; returns
+    half-open ``[lo, hi)`` positions, or ``(0, 0)`` when the range is empty.
+
+    Example, n = 5: (1, -2) -> (1, 4); (-100, 2) -> (0, 3); (3, 1) -> (0, 0).
+    Complexity: O(1).
+    """
+    if start < 0:
+        start += n
+    if end < 0:
+        end += n
+    if start < 0:
+        start = 0
+    if start > end or start >= n:
+        return 0, 0
+    return start, min(end, n - 1) + 1
