@@ -442,6 +442,11 @@ def test_differential_against_redis(redis_server, server):
             for conn in (real, ours):
                 conn.send(frame)
                 replies.append(conn.read_reply())
+            if args[0] == "TTL" and all(x[:1] == b":" and x[1:2] != b"-" for x in replies):
+                # both count down from the same EXPIRE on their own clocks: a slow moment
+                # between the two servers' commands may show 99 on one and 100 on the other
+                assert abs(int(replies[1][1:]) - int(replies[0][1:])) <= 1, (line, replies)
+                continue
             assert replies[1] == replies[0], line
     finally:
         for conn in (real, ours):
