@@ -106,6 +106,8 @@ TABLE: tuple[ConfigSpec, ...] = (
       doc="extra capacities in blocks to report, space separated (INFO litehit slots)"),
     S("litehit-trace-file", "string", "", True,
       doc="record the access stream as a litehit trace (JSONL) in dir (empty = off)"),
+    S("litehit-shadow-sample", "float", 1.0, True, 0.0001, 1.0,
+      doc="share of keys the shadow replays (SHARDS spatial sampling; 1 = every key, exact)"),
 )
 del S
 

@@ -176,8 +176,14 @@ class Client(asyncio.Protocol):
                         else:
                             append(encode(reply, self.proto))
                         shadow = server.shadow
-                        if shadow is not None:
-                            shadow.record(self, spec, argv, reply)
+                        if shadow is not None:   # litehit: shadow.py "hot path"
+                            if spec in shadow.single and not self.db.id:
+                                if shadow.keep_all or hash(argv[1]) < shadow.keep:
+                                    shadow.keys.append(argv[1])
+                                    shadow.flags.append(4 if spec.write else
+                                                        reply is not None)
+                            elif spec.first_key > 0:
+                                shadow.record(self, spec, argv, reply)
                 if self.closing or reader.unauth:
                     # closing: the rest is dropped; RESET made the client owe an AUTH: the
                     # rest is read again under the unauthenticated limits
@@ -265,7 +271,7 @@ class Client(asyncio.Protocol):
         else:
             out = encode(reply, self.proto)
         shadow = self.server.shadow
-        if shadow is not None:
+        if shadow is not None:   # litehit (the slow path: no inline case, record() does all)
             shadow.record(self, spec, argv, reply)
         self.last_cmd = spec.name
         return out

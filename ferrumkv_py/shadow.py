@@ -19,6 +19,12 @@ running sum of that array.  INFO therefore answers ``litehit_exact_hit_rate`` fo
 capacity the server has *now* (maxmemory // block bytes), whatever it was when the
 accesses happened.  Complexity: O(segments) per batch, O(max depth) per query (cached).
 
+Sampling (``litehit-shadow-sample`` R < 1, SHARDS): only keys with ``hash(key) < keep``
+(a share R of the hash space) are buffered, so the replayed stream is the full stream's
+kept keys, and a capacity of C blocks reads that stream's curve at floor(C * R).  Rates need
+no scaling; counts are the kept stream's.  ``docs/litehit.md`` ("In the server") has the
+costs and the measured error.
+
 What is not modelled: DEL, expiry and eviction do not remove blocks from the exact LRU
 (an LRU of that size decides by itself what to drop; a deleted key read again is a miss in
 the server but may be a hit in the shadow), and FLUSHALL is not a reset.  The shadow is the
@@ -47,68 +53,112 @@ INSTANCE_ID = "ferrumkv"
 READ, READ_CONT, WRITE = 0, 2, 4      # kind codes in the flag byte; bit 0 = the server hit
 MAX_FACT_BATCHES_BYTES = 256 * 1024 * 1024   # facts kept for LITEHIT SAVE, beyond: oldest dropped
 CURVE_DEFAULT_POINTS = 16
+HASH_MIN = -(1 << 63)                 # Python's hash of bytes: uniform over [-2^63, 2^63)
 
 
 class Shadow:
     """Buffers accesses from commands; replays them in batches from the cron."""
 
+    # Slots: the dispatcher reads single / keep_all / keep / keys / flags per command.
+    __slots__ = ("server", "mode", "sample_rate", "keep_all", "keep", "core", "keys",
+                 "flags", "single", "_trace", "_seq", "_get", "_mget", "_set", "_diff",
+                 "_cum", "_max_depth", "requests", "read_blocks", "writes", "inf_hits",
+                 "real_hits", "_facts", "_facts_bytes", "facts_dropped", "_last_ns")
+
     def __init__(self, server):
         self.server = server
         self.mode = server.config["litehit-shadow-mode"]
+        self.sample_rate = float(server.config["litehit-shadow-sample"])
+        self.keep_all = self.sample_rate >= 1.0
+        # SHARDS: a key is kept when hash(key) - HASH_MIN < rate * 2^64, i.e. when
+        # hash(key) < keep (one comparison: masking a negative int costs 2x more here)
+        self.keep = HASH_MIN + int(self.sample_rate * (1 << 64))
         self.core = LiteHit()
-        self._keys: list = []
-        self._flags = bytearray()
+        self.keys: list = []              # appended by the dispatcher (see "hot path")
+        self.flags = bytearray()          # one kind | hit byte per key
         self._trace = None
         self._seq = 0
         self.reset()
         path = server.config["litehit-trace-file"]
         if path:
             self._trace = open(self._path(path), "a", encoding="ascii")
-        from .registry import lookup
+        from .registry import COMMANDS, lookup
         self._get = lookup(b"get")
         self._mget = lookup(b"mget")
         self._set = lookup(b"set")
+        # Commands whose only key is argv[1] and that need nothing evaluated at once: GET
+        # (its hit is its reply) and such writes.  The dispatcher appends them inline.
+        self.single = frozenset({self._get} | {
+            spec for spec in COMMANDS.values()
+            if spec.write and spec.first_key == 1 and spec.last_key == 1})
 
     def _path(self, name: str) -> str:
         return os.path.join(self.server.config["dir"], name)
 
     # ---- hot path ----
+    #
+    # The dispatcher (connection.py) does the common case inline, without a call:
+    #
+    #     if spec in shadow.single and not c.db.id:  # GET, writes whose one key is argv[1]
+    #         if shadow.keep_all or hash(argv[1]) < shadow.keep:
+    #             shadow.keys.append(argv[1])
+    #             shadow.flags.append(4 if spec.write else reply is not None)
+    #     elif spec.first_key > 0:
+    #         shadow.record(c, spec, argv, reply)
+    #
+    # Every other command with keys (and every one in a db other than 0) goes through
+    # record(), which works its keys out now (the server's hit of a generic read is
+    # whether the key exists *now*).  Measured alternative: one tuple per command
+    # classified in bulk by the cron costs more (the tuples are GC-tracked allocations:
+    # the collector's passes add ~0.05 us per command, and the cron's classification
+    # ~0.04 us more than the two appends it saves; docs/litehit.md).
 
     def record(self, c, spec, argv, reply) -> None:
-        """Append the keys of one executed command.  Complexity: O(keys of the command)."""
-        if spec is self._get:
-            key = argv[1] if not c.db.id else b"%d\x00%b" % (c.db.id, argv[1])
-            self._keys.append(key)
-            self._flags.append(READ | (reply is not None))
-            return
-        if spec is self._set:
-            key = argv[1] if not c.db.id else b"%d\x00%b" % (c.db.id, argv[1])
-            self._keys.append(key)
-            self._flags.append(WRITE)
-            return
+        """Append the keys of one executed command: what the dispatcher's fast path does not
+        do inline, and every command on its slow path (``Client.run``).
+        Complexity: O(keys of the command)."""
         if spec.first_key <= 0:
             return
-        keys = spec.keys(argv)
-        if not keys:
-            return
+        if spec in self.single:           # slow path, or a db other than 0
+            keys = [argv[1]]
+            flags = bytes([WRITE if spec.write else READ | (reply is not None)])
+        else:
+            keys = spec.keys(argv)
+            if not keys:
+                return
+            if spec.write:
+                flags = bytes([WRITE]) * len(keys)
+            elif spec.keyspace_read:
+                if spec is self._mget and reply.__class__ is list:
+                    hits = [x is not None for x in reply]
+                else:
+                    data = c.db.data
+                    hits = [k in data for k in keys]
+                if spec is self._mget and self.mode == "prefix":
+                    # a prefix request is sampled as a whole, by its first key
+                    if not self.keep_all and hash(keys[0]) >= self.keep:
+                        return
+                    self._append(c, keys, bytes([(READ if i == 0 else READ_CONT) | h
+                                                 for i, h in enumerate(hits)]))
+                    return
+                flags = bytes([READ | h for h in hits])
+            else:
+                return
+        if not self.keep_all:
+            keep = self.keep
+            sel = [i for i, k in enumerate(keys) if hash(k) < keep]
+            if len(sel) < len(keys):
+                if not sel:
+                    return
+                keys = [keys[i] for i in sel]
+                flags = bytes([flags[i] for i in sel])
+        self._append(c, keys, flags)
+
+    def _append(self, c, keys: list, flags: bytes) -> None:
         if c.db.id:
             keys = [b"%d\x00%b" % (c.db.id, k) for k in keys]
-        if spec.write:
-            self._keys.extend(keys)
-            self._flags.extend(bytes([WRITE]) * len(keys))
-            return
-        if spec.keyspace_read:
-            if spec is self._mget and reply.__class__ is list:
-                hits = [x is not None for x in reply]
-            else:
-                data = c.db.data
-                hits = [k in data for k in spec.keys(argv)]
-            self._keys.extend(keys)
-            if spec is self._mget and self.mode == "prefix":
-                self._flags.extend([(READ if i == 0 else READ_CONT) | h
-                                    for i, h in enumerate(hits)])
-            else:
-                self._flags.extend([READ | h for h in hits])
+        self.keys.extend(keys)
+        self.flags.extend(flags)
 
     # ---- batch replay (cron) ----
 
@@ -117,31 +167,41 @@ class Shadow:
 
     def consume(self) -> None:
         """Replay everything buffered.  Complexity: O(N log U) for N accesses, U blocks."""
-        keys, flags = self._keys, self._flags
+        keys, flags = self.keys, self.flags
         if not keys:
             return
-        self._keys, self._flags = [], bytearray()
-        lengths = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
-        koff = np.zeros(len(keys) + 1, dtype=np.int64)
+        self.keys, self.flags = [], bytearray()
+        n = len(keys)
+        try:
+            lengths = np.frombuffer(bytes(map(len, keys)), dtype=np.uint8)
+        except ValueError:                              # a key of 256 bytes or more
+            lengths = np.fromiter(map(len, keys), dtype=np.int64, count=n)
+        koff = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=koff[1:])
         ids = hash_keys(b"".join(keys), koff)
-        fl = np.frombuffer(bytes(flags), dtype=np.uint8)
+        fl = np.frombuffer(flags, dtype=np.uint8)
         kind = fl & 6
-        # A request starts at every key that is not the continuation of a prefix request;
-        # every write key is its own (commit-only) request.
-        starts = np.flatnonzero(kind != READ_CONT)
-        offsets = np.append(starts, len(keys)).astype(np.int64)
+        if self.mode == "keys":                         # no prefix continuations
+            offsets = np.arange(n + 1, dtype=np.int64)
+            starts = offsets[:-1]
+        else:
+            # A request starts at every key that is not the continuation of a prefix
+            # request; every write key is its own (commit-only) request.
+            starts = np.flatnonzero(kind != READ_CONT)
+            offsets = np.empty(len(starts) + 1, dtype=np.int64)
+            offsets[:-1] = starts
+            offsets[-1] = n
         now_ns = max(self.server.ks.now_ms * 1_000_000, self._last_ns)
         self._last_ns = now_ns
         facts = self.core.process_batch(ids, offsets, now_ns)
         is_read = kind[starts] == READ
-        sizes = np.diff(offsets)
         seq0 = self._seq
-        self._accumulate(facts, is_read, sizes, fl, offsets)
+        self._accumulate(facts, is_read, fl, offsets)
         if self._trace is not None:
             self._write_trace(ids, offsets, is_read, now_ns, seq0)
 
-    def _accumulate(self, facts, is_read, sizes, fl, offsets) -> None:
+    def _accumulate(self, facts, is_read, fl, offsets) -> None:
+        sizes = np.diff(offsets)
         seg_off = facts.seg_offsets
         nseg = int(seg_off[-1])
         seg_is_read = np.repeat(is_read, np.diff(seg_off))
@@ -190,17 +250,19 @@ class Shadow:
         out = []
         ids_list = ids.tolist()
         off = offsets.tolist()
+        # A sampled trace says so in every event (the parser ignores unknown fields).
+        tail = "}\n" if self.keep_all else ',"sample_rate":%.6g}\n' % self.sample_rate
         for r in range(len(off) - 1):
             a, b = off[r], off[r + 1]
             keys = ",".join(map(str, ids_list[a:b]))
             if is_read[r]:
                 out.append('{"type":"get","instance_id":"%s","trace_id":"%s-%d",'
-                           '"timestamp_ns":%d,"keys":[%s],"input_len":%d}\n'
-                           % (INSTANCE_ID, INSTANCE_ID, seq, now_ns, keys, b - a))
+                           '"timestamp_ns":%d,"keys":[%s],"input_len":%d%s'
+                           % (INSTANCE_ID, INSTANCE_ID, seq, now_ns, keys, b - a, tail))
                 seq += 1
             else:
-                out.append('{"type":"write","instance_id":"%s","timestamp_ns":%d,"keys":[%s]}\n'
-                           % (INSTANCE_ID, now_ns, keys))
+                out.append('{"type":"write","instance_id":"%s","timestamp_ns":%d,"keys":[%s]%s'
+                           % (INSTANCE_ID, now_ns, keys, tail))
         self._trace.write("".join(out))
         self._trace.flush()
 
@@ -220,9 +282,16 @@ class Shadow:
         return mm // self.block_bytes() if mm else -1
 
     def hits_at(self, capacity: int) -> int:
-        """Exact LRU read-block hits at ``capacity`` blocks (negative = infinite)."""
+        """Exact LRU read-block hits at ``capacity`` blocks (negative = infinite).
+
+        Sampled (rate R < 1): the replayed stream holds the kept keys only, and a capacity
+        of C blocks of the full stream is one of floor(C * R) blocks of the sampled one
+        (SHARDS); the hits returned are those of the sampled stream, so rate() of them is
+        the estimate of the full stream's hit rate."""
         if capacity < 0:
             return self.inf_hits
+        if not self.keep_all:
+            capacity = int(capacity * self.sample_rate)
         if self._cum is None:
             self._cum = np.cumsum(np.cumsum(self._diff))
         if capacity >= len(self._cum):
@@ -238,8 +307,10 @@ class Shadow:
 
     def curve(self, points: int) -> list:
         """(capacity, hit rate) at ``points`` capacities spaced on a log scale up to the
-        largest depth seen, plus the current capacity."""
+        largest depth seen (in full-stream blocks when sampled), plus the current capacity."""
         top = max(self._max_depth, 1)
+        if not self.keep_all:
+            top = max(int(self._max_depth / self.sample_rate), 1)
         caps = sorted({int(round(x)) for x in np.geomspace(1, top, max(points, 2))}
                       | ({self.capacity_blocks()} if self.capacity_blocks() > 0 else set()))
         return [(c, self.rate(self.hits_at(c))) for c in caps]
@@ -249,6 +320,7 @@ class Shadow:
         fields = [
             ("litehit_shadow", 1),
             ("litehit_mode", self.mode),
+            ("litehit_sample_rate", "%.6g" % self.sample_rate),
             ("litehit_requests", self.requests),
             ("litehit_blocks", self.read_blocks),
             ("litehit_writes", self.writes),
@@ -263,7 +335,7 @@ class Shadow:
         fields += [
             ("litehit_unique_blocks", self.core.current_unique_blocks()),
             ("litehit_memory_bytes", self.memory_bytes()),
-            ("litehit_pending", len(self._keys)),
+            ("litehit_pending", len(self.keys)),
             ("litehit_facts_dropped", self.facts_dropped),
         ]
         return fields
@@ -276,7 +348,7 @@ class Shadow:
     def reset(self) -> None:
         """LITEHIT RESET: forget the recorded window (LRU state, counters, facts)."""
         self.core.reset()
-        self._keys, self._flags = [], bytearray()
+        self.keys, self.flags = [], bytearray()
         self._diff = np.zeros(1024, dtype=np.int64)
         self._cum = None
         self._max_depth = 0
@@ -289,10 +361,16 @@ class Shadow:
         self._seq = 0
 
     def save(self) -> str:
-        """LITEHIT SAVE: publish the window's facts as ``dir/litehit_facts.csv`` atomically."""
+        """LITEHIT SAVE: publish the window's facts as ``dir/litehit_facts.csv`` atomically.
+
+        Sampled (rate R < 1), the rows are the kept keys' requests and their
+        ``block_bytes`` is ``round(block bytes / R)``: one sampled block stands for 1/R keys,
+        so ``litehit query`` at a byte capacity finds the scaled capacity by itself."""
         self.consume()
         path = self._path("litehit_facts.csv")
         bb = self.block_bytes()
+        if not self.keep_all:
+            bb = max(1, round(bb / self.sample_rate))
         with published(path, "w", encoding="ascii", newline="") as f:
             f.write("trace_id,instance_id,timestamp_ns,input_token_len,block_size_tokens,"
                     "block_bytes,hit_curve\n")
@@ -335,11 +413,17 @@ def install(server) -> None:
     server.config.on_change("litehit-shadow", apply)
     server.config.on_change("litehit-shadow-mode", apply, call_now=False)
     server.config.on_change("litehit-trace-file", apply, call_now=False)
+    server.config.on_change("litehit-shadow-sample", apply, call_now=False)
 
 
 def trace_config_json(trace_path: str, out_dir: str, block_bytes: int,
-                      capacity_blocks: list) -> str:
-    """An offline replay config for a recorded trace (block = 1 token, 1 key = 1 block)."""
+                      capacity_blocks: list, sample_rate: float = 1.0) -> str:
+    """An offline replay config for a recorded trace (block = 1 token, 1 key = 1 block).
+
+    For a trace recorded at ``litehit-shadow-sample`` R < 1, a replayed block is charged
+    ``round(block_bytes / R)`` (it stands for 1/R keys), as LITEHIT SAVE does."""
+    if sample_rate < 1:
+        block_bytes = max(1, round(block_bytes / sample_rate))
     gb = [c * block_bytes / 2 ** 30 for c in capacity_blocks]
     return json.dumps({
         "trace_file_path": trace_path, "output_result_path": out_dir, "block_size": 1,

@@ -35,7 +35,11 @@ def litehit_reset(c, argv):
 @command("curve", -2, "admin", parent="litehit")
 def litehit_curve(c, argv):
     """LITEHIT CURVE [points]
-    Returns [capacity in blocks, exact LRU hit rate] pairs on a log scale."""
+    Returns [capacity in blocks, exact LRU hit rate] pairs on a log scale.
+
+    With ``litehit-shadow-sample`` R < 1 the capacities are blocks of the full stream, the
+    rates are the sampled stream's at floor(capacity * R) (SHARDS estimates), and one more
+    pair closes the reply: ``["sample_rate", R]``."""
     points = 16
     if len(argv) > 3:
         raise CommandError("syntax error")
@@ -45,7 +49,10 @@ def litehit_curve(c, argv):
             raise CommandError("points must be between 2 and 10000")
     shadow = _shadow(c)
     shadow.consume()
-    return [[cap, ("%.6f" % rate).encode()] for cap, rate in shadow.curve(points)]
+    out = [[cap, ("%.6f" % rate).encode()] for cap, rate in shadow.curve(points)]
+    if not shadow.keep_all:
+        out.append([b"sample_rate", ("%.6g" % shadow.sample_rate).encode()])
+    return out
 
 
 @command("save", 2, "admin", parent="litehit")
@@ -65,6 +72,7 @@ def litehit_help(c, argv):
     return [Status(s.encode()) for s in (
         "LITEHIT <subcommand> [<arg> ...]. Subcommands are:",
         "RESET", "    Forget the recorded window (LRU state, counters, facts).",
-        "CURVE [<points>]", "    Exact LRU hit rate at capacities on a log scale.",
+        "CURVE [<points>]", "    Exact LRU hit rate at capacities on a log scale (sampled:",
+        "    estimates, closed by a sample_rate pair).",
         "SAVE", "    Write the window's facts to <dir>/litehit_facts.csv atomically.",
         "HELP", "    Print this help.")]
