@@ -9,7 +9,8 @@ Parts (``--parts``, all by default):
               ``-c 50 -r 100000 -d 100`` with ``-P 1`` and ``-P 16``;
   eviction    SET/GET -P 16 with maxmemory 64mb over a 2M-key space (several times what
               fits), allkeys-lru and allkeys-ahe against the same server's noeviction;
-  shadow      the litehit shadow's cost: SET/GET -P 16 with the shadow on against off;
+  shadow      the litehit shadow's cost: SET/GET -P 16 with the shadow exact and sampled
+              (1/8) against off;
   memory      RSS growth per key after loading 1M 100-byte string values;
   dispatch    in-process CPU per command: redis-benchmark's frames fed straight into
               ``Client.data_received`` (no sockets, no event loop), so it measures only
@@ -65,6 +66,7 @@ GOAL_P16 = {"SET": 0.6, "GET": 0.5}
 GOAL_P16_OTHERS = 0.4
 GOAL_EVICTION = 0.85               # of the same server's noeviction throughput
 GOAL_SHADOW = 0.9                  # shadow on against off
+SHADOW_SAMPLE_RATE = 0.125         # the sampled shadow row (litehit-shadow-sample)
 P99_MAX_RATIO = 2.0                # p99 at -P 1 within 2x redis-server's
 RSS_MAX_RATIO = 2.5                # RSS per key at most 2.5x redis-server's
 
@@ -218,12 +220,16 @@ def part_eviction(args, table: list) -> None:
 
 
 def part_shadow(args, table: list) -> None:
-    """The litehit shadow's cost: SET/GET -P 16 with the shadow on against off."""
+    """The litehit shadow's cost: SET/GET -P 16 with the shadow exact (every key) and sampled
+    (``litehit-shadow-sample`` SHADOW_SAMPLE_RATE) against off; three servers, interleaved."""
     n = args.requests * P16_REQUEST_FACTOR
+    modes = {"off": ["--litehit-shadow", "no"], "on": ["--litehit-shadow", "yes"],
+             "sampled": ["--litehit-shadow", "yes",
+                         "--litehit-shadow-sample", str(SHADOW_SAMPLE_RATE)]}
     procs = {}
     try:
-        for mode in ("no", "yes"):
-            procs[mode] = Proc("ferrumkv", ["--litehit-shadow", mode])
+        for mode, extra in modes.items():
+            procs[mode] = Proc("ferrumkv", extra)
         got: dict = {(m, t): [] for m in procs for t in ("set", "get")}
         for _ in range(args.reps):
             for test in ("set", "get"):
@@ -233,8 +239,12 @@ def part_shadow(args, table: list) -> None:
         for proc in procs.values():
             proc.stop()
     for test in ("set", "get"):
-        add_row(table, "%s -P 16 shadow on" % test.upper(), median_result(got[("yes", test)]),
-                median_result(got[("no", test)]), "shadow off")
+        add_row(table, "%s -P 16 shadow on" % test.upper(), median_result(got[("on", test)]),
+                median_result(got[("off", test)]), "shadow off")
+        add_row(table, "%s -P 16 shadow sampled 1/%d" % (test.upper(),
+                                                          round(1 / SHADOW_SAMPLE_RATE)),
+                median_result(got[("sampled", test)]), median_result(got[("off", test)]),
+                "shadow off")
 
 
 def load_keys(port: int, count: int) -> None:
