@@ -171,3 +171,60 @@ def test_sampled_curve_is_close_to_the_exact_one(hash_seed):
     assert 0.1 < got["sampled_requests"] / got["exact_requests"] < 0.15
     for c, exact, sampled in zip(caps, got["exact"], got["sampled"]):
         assert abs(sampled - exact) <= SAMPLED_TOLERANCE, (c, exact, sampled)
+
+
+@pytest.mark.parametrize("mode", ["keys", "prefix"])
+def test_cron_replays_in_slices_between_client_reads(mode):
+    """With a running event loop, the cron replays CONSUME_SLICE_KEYS keys per callback (so
+    client reads run in between), never splitting a prefix request, and the end result is
+    what one replay of the whole buffer gives."""
+    import asyncio
+
+    from ferrumkv_py import shadow as shadow_mod
+    from ferrumkv_py.config import Config
+    from ferrumkv_py.server import Server
+
+    rng = random.Random(3)
+    accesses = []
+    for _ in range(5 * shadow_mod.CONSUME_SLICE_KEYS // 2 + 50):
+        k = b"k%d" % rng.randrange(2000)
+        accesses.append([k, k + b":1", k + b":2"] if mode == "prefix" else [k])
+
+    def buffered_server():
+        cfg = Config()
+        cfg.set("litehit-shadow", "yes")
+        cfg.set("litehit-shadow-mode", mode)
+        server = Server(cfg)
+        sh = server.shadow
+        for req in accesses:
+            for i, k in enumerate(req):
+                sh.keys.append(k)
+                sh.flags.append((shadow_mod.READ if i == 0 else shadow_mod.READ_CONT)
+                                | (i % 2))
+        return server, sh
+
+    whole_server, whole = buffered_server()
+    whole.consume()
+    sliced_server, sliced = buffered_server()
+    total = len(sliced.keys)
+    seen = []
+
+    async def drive():
+        sliced.cron()
+        seen.append(total - len(sliced.keys))       # replayed by the first slice
+        sliced.cron()                               # a chain is running: no second one
+        for _ in range(total // shadow_mod.CONSUME_SLICE_KEYS + 2):
+            await asyncio.sleep(0)
+            seen.append(total - len(sliced.keys))
+
+    asyncio.run(drive())
+    first = seen[0]
+    assert shadow_mod.CONSUME_SLICE_KEYS <= first < shadow_mod.CONSUME_SLICE_KEYS + 3
+    assert first % (3 if mode == "prefix" else 1) == 0      # whole prefix requests only
+    assert seen[-1] == total and not sliced.keys
+    assert len(set(seen)) > 2                               # it took several callbacks
+    def numbers(sh):      # memory differs: the facts are kept per replayed batch
+        return [(k, v) for k, v in sh.info_fields() if k != "litehit_memory_bytes"]
+    assert numbers(sliced) == numbers(whole)
+    whole_server.shadow.close()
+    sliced_server.shadow.close()
