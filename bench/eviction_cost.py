@@ -21,7 +21,9 @@ each of its bursts, so every round starts it from the same data set).  Both inse
 keys, so the difference is the eviction work (``make_room()`` on every SET,
 sampling, scoring, pool, unlink, AHE feedback).  GET hits pay the Morris counter update
 under the lfu and ahe policies.  ``--fill 0.5`` is the harsh setting (half the SETs evict).
-"evict us" is the extra server CPU per evicted key, from the SET CPU difference.
+"evict us" is the extra server CPU per evicted key, from the SET CPU difference; "extra B/k"
+the policy's own memory per cached key (the AHE controller's ghosts, INFO memory
+``ahe_extra_memory``; counted against maxmemory).
 
 Usage::
 
@@ -427,6 +429,15 @@ def main() -> int:
     return 0
 
 
+def extra_bytes_per_key(srv) -> float:
+    """The policy's own memory per cached key (the AHE controller's ghosts: INFO memory
+    ``ahe_extra_memory``, counted against maxmemory; 0 for the other policies)."""
+    info = srv.info()
+    keys = sum(int(v.split(",")[0].split("=")[1]) for k, v in info.items()
+               if k.startswith("db") and v.startswith("keys="))
+    return int(info.get("ahe_extra_memory", 0)) / keys if keys else 0.0
+
+
 def report(servers: list, args, t0: float) -> None:
     med = {s.policy: {k: statistics.median(v) for k, v in s.samples.items()} for s in servers}
     base = med["noeviction"]
@@ -436,8 +447,9 @@ def report(servers: list, args, t0: float) -> None:
              base["setex_cpu_us"], " ".join("%.0f" % x for x in servers[0].samples["set"])))
     print("ratio = the policy's ops/s over noeviction's; cpu = noeviction's CPU per request "
           "over the policy's (medians).  Writes are SET, or SET EX for volatile-*")
-    print("%-16s %9s %6s %6s %9s %6s %6s %9s %9s" % (
-        "policy", "write/s", "ratio", "cpu", "GET/s", "ratio", "cpu", "evict/op", "evict us"))
+    print("%-16s %9s %6s %6s %9s %6s %6s %9s %9s %9s" % (
+        "policy", "write/s", "ratio", "cpu", "GET/s", "ratio", "cpu", "evict/op", "evict us",
+        "extra B/k"))
     worst_tp = worst_cpu = 1.0
     for s in servers[1:]:
         m = med[s.policy]
@@ -447,8 +459,8 @@ def report(servers: list, args, t0: float) -> None:
         worst_tp, worst_cpu = min(worst_tp, rs, rg), min(worst_cpu, cs, cg)
         per_op = statistics.median(s.evicted) / args.requests
         extra = (m[w + "_cpu_us"] - base[w + "_cpu_us"]) / per_op if per_op else 0.0
-        print("%-16s %9.0f %6.2f %6.2f %9.0f %6.2f %6.2f %9.3f %9.1f" % (
-            s.policy, m[w], rs, cs, m["get"], rg, cg, per_op, extra))
+        print("%-16s %9.0f %6.2f %6.2f %9.0f %6.2f %6.2f %9.3f %9.1f %9.2f" % (
+            s.policy, m[w], rs, cs, m["get"], rg, cg, per_op, extra, extra_bytes_per_key(s)))
     print("\nworst ratio: throughput %.2f, CPU %.2f (goal >= %.2f); %.0f s"
           % (worst_tp, worst_cpu, GOAL_RATIO, time.time() - t0))
 

@@ -37,7 +37,7 @@ from sim import BUCKET, EVPOOL, _decayed, _pool_insert
 
 # parameter vector layout
 (P_SAMPLES, P_POOLMODE, P_THETA0, P_TMIN, P_TMAX, P_W, P_RECMODE, P_HBETA, P_DECAY,
- P_TTLP, P_TTLT, P_CTRL, P_DELTA, P_ETA, P_G, P_DIRMODE, P_HMODE, P_NP) = range(18)
+ P_TTLP, P_TTLT, P_CTRL, P_DELTA, P_ETA, P_G, P_DIRMODE, P_HMODE, P_TRACE, P_NP) = range(19)
 
 CT_FIXED, CT_NEIGH, CT_EXTREME = 0, 1, 2
 
@@ -48,7 +48,7 @@ def logit(a):
 
 def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmode=0,
            hbeta=1.0 / 64, decay=0, ttlP=1.0, ttlT=1.0, ctrl=CT_NEIGH, delta=1.0,
-           eta=0.02, G=2048, dirmode=0, hmode=0):
+           eta=0.02, G=2048, dirmode=0, hmode=0, trace=0):
     p = np.zeros(P_NP, np.float64)
     p[P_SAMPLES] = samples
     p[P_POOLMODE] = poolmode
@@ -67,6 +67,7 @@ def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmo
     p[P_G] = G
     p[P_DIRMODE] = dirmode
     p[P_HMODE] = hmode
+    p[P_TRACE] = trace     # > 0: stats[6:] = alpha every `trace` requests
     return p
 
 
@@ -106,7 +107,8 @@ def _blend(a, r, c, u, W, ttlP):
 def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     """Returns (hits, evictions, hit_per_bucket, alpha_per_bucket, stats).
 
-    stats = [duels, right, wrong, noinfo, mean H (in requests), updates]"""
+    stats = [duels, right, wrong, noinfo, mean H (in requests), updates] + (with p[P_TRACE] > 0)
+    alpha after every P_TRACE requests"""
     np.random.seed(seed)
     samples = int(p[P_SAMPLES])
     poolmode = int(p[P_POOLMODE])
@@ -153,7 +155,8 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     d_dir = np.zeros(max(G, 1), np.float64)
     d_aghost = np.zeros(max(G, 1), np.int8)
     cursor = 0
-    st = np.zeros(6, np.float64)
+    trace = int(p[P_TRACE])
+    st = np.zeros(6 + (n // trace if trace > 0 else 0), np.float64)
     H = -1.0
     Hsum = 0.0
     Hn = 0
@@ -401,6 +404,8 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
             else:
                 expat[k] = np.inf
         ab[i // BUCKET] += alpha
+        if trace > 0 and (i + 1) % trace == 0:
+            st[6 + i // trace] = alpha
     for b in range(nb):
         m = min(BUCKET, n - b * BUCKET)
         ab[b] /= m

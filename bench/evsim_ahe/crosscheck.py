@@ -27,7 +27,8 @@ import workloads as W  # noqa: E402
 from ferrumkv_py.clock import ManualClock  # noqa: E402
 from ferrumkv_py.eviction import lfu  # noqa: E402
 from ferrumkv_py.eviction.ahe import AheSettings  # noqa: E402
-from ferrumkv_py.eviction.ahe_adaptive import GHOST_FRACTION, AdaptiveController  # noqa: E402
+from ferrumkv_py.eviction.ahe_adaptive import (DUEL_STEP_BUDGET, GHOST_FRACTION, GHOST_MAX,  # noqa: E402
+                                              GHOST_MIN, STEP_MAX, AdaptiveController)
 from ferrumkv_py.eviction.pool import EvictionPool  # noqa: E402
 from ferrumkv_py.keyspace import Keyspace  # noqa: E402
 
@@ -79,8 +80,9 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workloads", default="zipf,shift40,burst,mixed")
     a = ap.parse_args()
-    p = A.params(ctrl=A.CT_EXTREME, eta=0.06, W=4.0, G=a.C // GHOST_FRACTION, hmode=1,
-                 ttlP=1.0, ttlT=1.0)
+    G = min(max(a.C // GHOST_FRACTION, GHOST_MIN), GHOST_MAX)
+    p = A.params(ctrl=A.CT_EXTREME, eta=min(DUEL_STEP_BUDGET / G, STEP_MAX), W=4.0, G=G,
+                 hmode=1, ttlP=1.0, ttlT=1.0)
     print(f"C={a.C} n={a.n} R={a.R:.0f}")
     print("| workload | numba hit % | Python hit % | numba mean alpha | Python mean alpha "
           "| alpha correlation (5k buckets) | Python s |")

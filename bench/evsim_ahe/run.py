@@ -65,9 +65,29 @@ VARIANTS = {
                                            hmode=1, ttlP=1.0, ttlT=1.0)),
     "AHE-adaptive-ring10": dict(adaptive=A.params(ctrl=A.CT_EXTREME, eta=0.06, W=4.0,
                                                   G=C // 10, hmode=1, ttlP=1.0, ttlT=1.0)),
+    # issue 8, round 2 (the server's controller now): step = DUEL_STEP_BUDGET / ring slots
+    # (0.08 at C = 10k) and the ring's bytes charged against the cache as maxmemory does
+    # (15,052 bytes at C = 10k = 56 keys of 269 bytes); see server_adaptive()
+    "AHE-adaptive-v2": None,
     "AHE-adaptive-fixed0.5": dict(adaptive=A.params(ctrl=A.CT_FIXED, alpha0=0.5, W=4.0,
                                                     G=C // 10, hmode=1)),
 }
+
+
+def server_adaptive(c, key_bytes=269):
+    """(kernel params, charged keys) of the server's adaptive controller at cache size c:
+    its ring size, its step, and its ghost bytes in keys of ``key_bytes``."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
+    from ferrumkv_py.eviction import ahe_adaptive as SA
+    g = min(max(c // SA.GHOST_FRACTION, SA.GHOST_MIN), SA.GHOST_MAX)
+    cells = 1 << (SA.TABLE_LOAD * g - 1).bit_length()
+    ghost = g * SA.RING_SLOT_BYTES + cells * SA.TABLE_CELL_BYTES + SA.RING_OBJ_BYTES
+    p = A.params(ctrl=A.CT_EXTREME, eta=min(SA.DUEL_STEP_BUDGET / g, SA.STEP_MAX), W=4.0,
+                 G=g, hmode=1, ttlP=1.0, ttlT=1.0)
+    return p, -(-ghost // key_bytes)
+
+
+VARIANTS["AHE-adaptive-v2"] = dict(zip(("adaptive", "charged_keys"), server_adaptive(C)))
 
 
 def phase_stats(phases, hb, ab, n):
@@ -114,8 +134,8 @@ def task(args):
             kw = VARIANTS[name]
             t0 = time.time()
             if "adaptive" in kw:
-                h, ev, hb, ab, st = A.sim_adaptive(keys, ttl, nk, C, R, kw["adaptive"],
-                                                   1000 + seed)
+                h, ev, hb, ab, st = A.sim_adaptive(keys, ttl, nk, C - kw.get("charged_keys", 0),
+                                                   R, kw["adaptive"], 1000 + seed)
                 r = dict(workload=wname, seed=seed, R=R, variant=name, hit=h / n,
                          evictions=int(ev), updates=int(st[5]), duel_stats=st.tolist(),
                          alpha_mean=float(ab.mean()),

@@ -49,22 +49,38 @@ referenced first was the wrong one to evict (Belady's rule on that pair)::
         -> the victim's term was right
     neither within the ring's horizon -> no information
 
-The winning term pulls ``logit(alpha)`` by LEARNING_RATE toward itself, clamped to
+The winning term pulls ``logit(alpha)`` by ``step`` toward itself, clamped to
 [logit 0.05, logit 0.95].  Every update is driven by evictions and reads, never by wall time.
 
-Ghost memory: a ring of ``keys // GHOST_FRACTION`` duels (GHOST_MIN..GHOST_MAX) and a dict
-from key hash to slot, reported by ``extra_memory_bytes()`` (counted against maxmemory).
+Step size: ``step = DUEL_STEP_BUDGET / ring slots`` (at most STEP_MAX).  A burst, scan or
+phase of a given length *relative to the cache* decides a number of duels proportional to
+the ring (which is proportional to the cache), so with this step alpha travels the same
+distance in it at any cache size: 0.04 per duel at 20k keys, 0.8 at 1,000 keys.  (A fixed
+step of 0.06 let alpha cross the range in a burst at C = 10k but not at C = 1,000.)
+
+Ghost memory: a ring of ``keys // GHOST_FRACTION`` duels (GHOST_MIN..GHOST_MAX), preallocated
+as array columns -- victim hash, kept pick's hash and its access time (32-bit each: a hash
+collision can at worst mis-score one duel, and the time is only compared for equality), a
+state byte, and a list pointer to the kept pick's Entry (a cached key, counted already) --
+plus an open-addressing index from hash to slot (linear probing in an ``array('H')`` of at
+least TABLE_LOAD cells per slot, so load <= 1/2, backward-shift deletion).  About 29-37
+bytes per slot (1.5-1.9 per cached key) plus 456 bytes of object headers; it does not grow
+with duels.  ``extra_memory_bytes()`` returns exactly what CPython allocated for it (the
+tests compare it with ``sys.getsizeof``), counted against maxmemory.  The former dict of
+Python ints cost 40 bytes per slot plus ~260 per live duel (7.1 % of a 1,000-key cache).
 No per-key memory is added.  Counter decay: the Morris counter must not decay by wall time
 here (the blend ages it, in turnovers): ``counter_decay_minutes = 0`` asks the Evictor for a
 touch hook without decay (``lfu-decay-time`` stays with the lfu policies).
 
 Complexity: ``scores`` O(len(entries)) (it also finds the two picks);
-``on_evict`` and ``on_miss`` O(1); memory O(GHOST_MAX).
+``on_evict`` and ``on_miss`` O(1) on average (index probes at load <= 1/2); memory
+O(ring), at most ``max_extra_memory_bytes()`` (under 600 KB).
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 
 from .. import memory
 from .ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings
@@ -73,17 +89,27 @@ from .lfu import LFU_COUNTER_MAX
 POINT_WEIGHT = 4.0                # W: turnovers of idle worth one counter point at alpha 0.5
 TTL_URGENCY_WEIGHT = 1.0          # urgency at its maximum, in blended units
 TTL_URGENCY_HORIZON = 1.0         # turnovers of remaining TTL below which urgency starts
-LEARNING_RATE = 0.06              # logit(alpha) change per decided duel
+DUEL_STEP_BUDGET = 40.0           # logit(alpha) step per decided duel = this / ring slots
+STEP_MAX = 1.0                    # ... at most (rings under 40 slots: caches under 800 keys)
 GHOST_FRACTION = 20               # duel ring slots = candidate keys // this
-GHOST_MIN = 64                    # ring slots, lower bound
-GHOST_MAX = 16_384                # ring slots, upper bound (about 5 MB of ghosts)
+GHOST_MIN = 16                    # ring slots, lower bound (binds under 320 keys)
+GHOST_MAX = 16_384                # ring slots, upper bound (< 600 KB of ghosts)
 GHOST_RESIZE_FACTOR = 1.25        # resize the ring only when the wanted size moved this much
 EVICTIONS_PER_BLOCK = 1024        # evictions per turnover / hit-ratio measurement
 RATE_EWMA_WEIGHT = 0.25           # weight of the newest block in the ms-per-eviction EWMA
 IDLE_EWMA_WEIGHT = 1.0 / 64       # weight per scored batch in the fallback idle EWMA
 MIN_TURNOVER_MS = 1.0             # floor of T (a mass eviction within one ms)
-PER_DUEL_BYTES = 2 * (memory.DICT_SLOT + 2 * memory.INT_OBJ) + memory.INT_OBJ
-RING_SLOT_BYTES = 5 * memory.LIST_SLOT
+HASH_MASK = 0xFFFF_FFFF           # ghosts keep 32-bit key hashes and 32-bit access times
+TABLE_LOAD = 4                    # index cells >= TABLE_LOAD x ring slots (load <= 1/2)
+# Bytes, counted exactly as CPython lays them out (tests check them against sys.getsizeof):
+# per ring slot three array('I') cells (victim hash, kept pick's hash, its access time), an
+# array('b') state byte and a list pointer (the kept pick's Entry: a cached key, already
+# counted); per index cell an array('H') cell; per array / list object its header.
+RING_SLOT_BYTES = 3 * 4 + 1 + memory.LIST_SLOT
+TABLE_CELL_BYTES = 2
+ARRAY_OBJ = 80                    # sys.getsizeof(array.array('I')) on CPython 3.11
+LIST_OBJ = 56                     # sys.getsizeof([])
+RING_OBJ_BYTES = 5 * ARRAY_OBJ + LIST_OBJ     # _vh, _ah, _alru, _state, _tab; _alt
 
 _NO_PICK = (-1, LFU_COUNTER_MAX + 1, -1, LFU_COUNTER_MAX + 1)   # idle, counter, idle, counter
 
@@ -135,16 +161,13 @@ class AdaptiveController:
         # recency's and frequency's picks among the entries scored since the last eviction
         self._rk = self._fk = None
         self._ridle, self._rcnt, self._fidle, self._fcnt = _NO_PICK
-        # duel ring: victim key hash (None = free), the other entry (None = it became a
-        # ghost), its key hash, its lru at the start, True if the victim was recency's pick
-        self.cap = GHOST_MIN
-        self._vh: list = [None] * self.cap
-        self._alt: list = [None] * self.cap
-        self._ah: list = [None] * self.cap
-        self._alru: list = [0] * self.cap
-        self._vrec: list = [False] * self.cap
-        self._cursor = 0
-        self._watch: dict = {}           # key hash -> slot * 2 + side (0 victim, 1 other)
+        # duel ring (see "Ghost memory"): _state 0 free / 1 the victim was recency's pick /
+        # 2 frequency's; _vh, _ah the victim's and the kept pick's 32-bit key hashes; _alt the
+        # kept pick's Entry (None once it became a ghost too); _alru its 32-bit lru at the
+        # start; _tab the open-addressing index hash -> slot * 2 + side + 1 (0 = empty)
+        self.cap = 0
+        self.step = 0.0
+        self._resize(GHOST_MIN)
         self.active = 0
         self.duels = 0
         self.recency_wins = 0
@@ -217,7 +240,8 @@ class AdaptiveController:
     def on_evict(self, entry, now_ms: int) -> None:
         """The Evictor is about to unlink ``entry``: measure, settle, maybe start a duel.
 
-        Complexity: O(1) (the picks were found while scoring).
+        Complexity: O(1) (the picks were found while scoring; index probes are O(1) on
+        average at load <= 1/2).
         """
         self._blk_n += 1
         if self._blk_n >= EVICTIONS_PER_BLOCK or self._blk_start_ms is None:
@@ -226,14 +250,13 @@ class AdaptiveController:
         fk, fi, fc = self._fk, self._fidle, self._fcnt
         self._rk = self._fk = None
         self._ridle, self._rcnt, self._fidle, self._fcnt = _NO_PICK
-        watch = self._watch
-        h = hash(entry.key)
-        w = watch.get(h)
-        if w is not None:
+        h = hash(entry.key) & HASH_MASK
+        w = self._find(h)
+        if w >= 0:
             slot = w >> 1
             if not (w & 1 and self._alt[slot] is entry):
                 return                                 # a ghost's key (another db)
-            if entry.lru == self._alru[slot]:
+            if entry.lru & HASH_MASK == self._alru[slot]:
                 self._alt[slot] = None                 # the kept pick becomes a ghost too
                 return
             self._decide(slot, right=True)             # the kept pick was read before
@@ -248,20 +271,20 @@ class AdaptiveController:
         other = fk if is_r else rk
         if other.value is None:
             return
-        oh = hash(other.key)
-        if oh in watch:
+        oh = hash(other.key) & HASH_MASK
+        if oh == h or self._find(oh) >= 0:
             return
         # start the duel in the ring slot at the cursor (settling the duel it held)
         slot = self._cursor
-        if self._vh[slot] is not None:
+        if self._state[slot]:
             self._expire(slot)
         self._vh[slot] = h
-        self._alt[slot] = other
         self._ah[slot] = oh
-        self._alru[slot] = other.lru
-        self._vrec[slot] = is_r
-        watch[h] = slot << 1
-        watch[oh] = (slot << 1) | 1
+        self._alt[slot] = other
+        self._alru[slot] = other.lru & HASH_MASK
+        self._state[slot] = 1 if is_r else 2
+        self._insert(h, slot << 1)
+        self._insert(oh, (slot << 1) | 1)
         self.active += 1
         self.duels += 1
         slot += 1
@@ -270,23 +293,24 @@ class AdaptiveController:
     def on_miss(self, key: bytes) -> None:
         """A read missed ``key``: if it is a duel's ghost, that duel is decided.
 
-        Complexity: O(1).
+        Complexity: O(1) on average (one hash, one index probe).
         """
-        w = self._watch.get(hash(key))
-        if w is None:
+        w = self._find(hash(key) & HASH_MASK)
+        if w < 0:
             return
         slot = w >> 1
         if w & 1:
             self._decide(slot, right=True)         # the kept pick came back first
         else:
             alt = self._alt[slot]
-            self._decide(slot, right=alt is not None and alt.lru != self._alru[slot])
+            self._decide(slot, right=alt is not None
+                         and alt.lru & HASH_MASK != self._alru[slot])
 
     # ---- duels ----
 
     def _expire(self, slot: int) -> None:
         alt = self._alt[slot]
-        if alt is not None and alt.lru != self._alru[slot]:
+        if alt is not None and alt.lru & HASH_MASK != self._alru[slot]:
             self._decide(slot, right=True)
         else:
             self.undecided += 1
@@ -294,25 +318,71 @@ class AdaptiveController:
 
     def _decide(self, slot: int, right: bool) -> None:
         """right: evicting the victim rather than the other pick was correct."""
-        if self._vrec[slot] == right:
+        if (self._state[slot] == 1) == right:
             self.recency_wins += 1
-            self._set_theta(self.theta + LEARNING_RATE)
+            self._set_theta(self.theta + self.step)
         else:
             self.frequency_wins += 1
-            self._set_theta(self.theta - LEARNING_RATE)
+            self._set_theta(self.theta - self.step)
         self._free(slot)
 
     def _free(self, slot: int) -> None:
-        watch = self._watch
-        vh, ah = self._vh[slot], self._ah[slot]
-        if watch.get(vh) == slot << 1:
-            del watch[vh]
-        if watch.get(ah) == (slot << 1) | 1:
-            del watch[ah]
-        self._vh[slot] = None
+        self._remove(self._vh[slot], slot << 1)
+        self._remove(self._ah[slot], (slot << 1) | 1)
+        self._state[slot] = 0
         self._alt[slot] = None
-        self._ah[slot] = None
         self.active -= 1
+
+    # ---- the index: linear probing in an array('H'), backward-shift deletion ----
+
+    def _stored(self, code: int) -> int:
+        slot = code >> 1
+        return self._ah[slot] if code & 1 else self._vh[slot]
+
+    def _find(self, h: int) -> int:
+        """slot * 2 + side of the duel key with hash ``h``, or -1.  O(1) on average."""
+        tab, mask = self._tab, self._mask
+        i = h & mask
+        cell = tab[i]
+        while cell:
+            code = cell - 1
+            slot = code >> 1
+            if (self._ah[slot] if code & 1 else self._vh[slot]) == h:
+                return code
+            i = (i + 1) & mask
+            cell = tab[i]
+        return -1
+
+    def _insert(self, h: int, code: int) -> None:
+        tab, mask = self._tab, self._mask
+        i = h & mask
+        while tab[i]:
+            i = (i + 1) & mask
+        tab[i] = code + 1
+        self.ghost_entries += 1
+
+    def _remove(self, h: int, code: int) -> None:
+        tab, mask = self._tab, self._mask
+        i = h & mask
+        cell = tab[i]
+        while cell != code + 1:
+            if not cell:
+                return                             # not there (cannot happen; harmless)
+            i = (i + 1) & mask
+            cell = tab[i]
+        self.ghost_entries -= 1
+        # backward shift: move up every later cell of the run whose home is not in (i, j]
+        j = i
+        while True:
+            j = (j + 1) & mask
+            cell = tab[j]
+            if not cell:
+                break
+            home = self._stored(cell - 1) & mask
+            if (home <= i < j) or (i < j < home) or (j < home <= i):
+                tab[i] = cell
+                i = j
+        tab[i] = 0
 
     def _set_theta(self, theta: float) -> None:
         theta = THETA_MIN if theta < THETA_MIN else (THETA_MAX if theta > THETA_MAX else theta)
@@ -353,26 +423,34 @@ class AdaptiveController:
         return sum(len(db.data) for db in dbs)
 
     def _resize(self, cap: int) -> None:
-        """New ring size; pending duels are settled as if their slots were reused.
+        """New ring size (and step); pending duels are settled as if their slots were reused.
 
         Complexity: O(old + new size), at most once per block.
         """
         for slot in range(self.cap):
-            if self._vh[slot] is not None:
+            if self._state[slot]:
                 self._expire(slot)
         self.cap = cap
-        self._vh = [None] * cap
+        self.step = min(DUEL_STEP_BUDGET / cap, STEP_MAX)
+        self._vh = array("I", [0]) * cap
+        self._ah = array("I", [0]) * cap
+        self._alru = array("I", [0]) * cap
+        self._state = array("b", [0]) * cap
         self._alt = [None] * cap
-        self._ah = [None] * cap
-        self._alru = [0] * cap
-        self._vrec = [False] * cap
+        cells = 1 << (TABLE_LOAD * cap - 1).bit_length()
+        self._tab = array("H", [0]) * cells
+        self._mask = cells - 1
         self._cursor = 0
+        self.active = 0
+        self.ghost_entries = 0
+        self._bytes = (cap * RING_SLOT_BYTES + cells * TABLE_CELL_BYTES + RING_OBJ_BYTES)
 
     # ---- protocol: observability ----
 
     def extra_memory_bytes(self) -> int:
-        """Ghost ring and dict, in bytes (counted against maxmemory).  Complexity: O(1)."""
-        return self.cap * RING_SLOT_BYTES + self.active * PER_DUEL_BYTES
+        """Ghost ring and its index, in bytes (counted against maxmemory); preallocated, so
+        it depends only on the ring size.  Complexity: O(1)."""
+        return self._bytes
 
     def info_fields(self) -> list:
         t = self.turnover_ms if self.turnover_ms is not None else self.idle_ewma_ms
@@ -387,7 +465,7 @@ class AdaptiveController:
             ("ahe_duels_recency_won", self.recency_wins),
             ("ahe_duels_frequency_won", self.frequency_wins),
             ("ahe_duels_undecided", self.undecided),
-            ("ahe_ghost_entries", len(self._watch)),
+            ("ahe_ghost_entries", self.ghost_entries),
             ("ahe_ghost_capacity", self.cap),
         ]
 
@@ -396,16 +474,27 @@ class AdaptiveController:
         assert AHE_ALPHA_MIN - 1e-12 <= self.alpha <= AHE_ALPHA_MAX + 1e-12
         assert THETA_MIN <= self.theta <= THETA_MAX
         assert (self._rk is None) == (self._fk is None)
-        live = [s for s in range(self.cap) if self._vh[s] is not None]
+        live = [s for s in range(self.cap) if self._state[s]]
         assert len(live) == self.active <= self.cap
-        assert len(self._watch) <= 2 * self.active
-        for h, code in self._watch.items():
-            slot, side = code >> 1, code & 1
-            assert self._vh[slot] is not None
-            assert (self._ah[slot] if side else self._vh[slot]) == h
+        cells = [c for c in self._tab if c]
+        assert len(cells) == self.ghost_entries == 2 * self.active
+        assert len(self._tab) >= TABLE_LOAD * self.cap
+        for slot in live:
+            assert self._find(self._vh[slot]) == slot << 1
+            assert self._find(self._ah[slot]) == (slot << 1) | 1
+        for slot in range(self.cap):
+            if not self._state[slot]:
+                assert self._alt[slot] is None
         assert self.duels == (self.recency_wins + self.frequency_wins + self.undecided
                               + self.active)
-        assert self.extra_memory_bytes() <= GHOST_MAX * (RING_SLOT_BYTES + PER_DUEL_BYTES)
+        assert self.step == min(DUEL_STEP_BUDGET / self.cap, STEP_MAX)
+        assert self.extra_memory_bytes() <= max_extra_memory_bytes()
+
+
+def max_extra_memory_bytes() -> int:
+    """extra_memory_bytes() at GHOST_MAX slots (the bound tests check)."""
+    cells = 1 << (TABLE_LOAD * GHOST_MAX - 1).bit_length()
+    return GHOST_MAX * RING_SLOT_BYTES + cells * TABLE_CELL_BYTES + RING_OBJ_BYTES
 
 
 CONTROLLERS.setdefault(AdaptiveController.name, AdaptiveController)   # ahe-controller adaptive
