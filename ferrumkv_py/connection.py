@@ -145,7 +145,8 @@ class Client(asyncio.Protocol):
             for argv in it:
                 # The common case runs inline, :meth:`call` and :meth:`run` in one: a known
                 # command with its arity, no subcommand, authenticated, outside MULTI, and
-                # memory within maxmemory (after eviction) if it is denyoom.  Anything else
+                # memory within maxmemory (after eviction) if it is denyoom (make_room() is
+                # called only above Evictor.refresh_room_limit's bound).  Anything else
                 # takes call(), which words the errors (SET -P 16 -9% CPU per command,
                 # GET -P 16 -11%: bench/server_bench.py --parts dispatch).
                 spec = commands.get(argv[0])
@@ -154,6 +155,7 @@ class Client(asyncio.Protocol):
                         or ((len(argv) != spec.arity) if spec.arity > 0
                             else (len(argv) < -spec.arity))
                         or (spec.denyoom and server.maxmemory
+                            and server.ks.used_memory > server.room_limit
                             and not server.evictor.make_room())):
                     append(self.call(argv))
                 else:

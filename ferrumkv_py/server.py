@@ -163,6 +163,7 @@ class Server:
         self.port = self.config["port"]
         self.requirepass = ""
         self.maxmemory = 0
+        self.room_limit = 0           # used_memory that makes a write call make_room (Evictor)
         self.shadow = None            # litehit shadow, when litehit-shadow is on
         self.cron_loops = 0
         self._stopped = None
@@ -225,6 +226,7 @@ class Server:
 
     def _set_maxmemory(self, value: int) -> None:
         self.maxmemory = value
+        self.evictor.refresh_room_limit()
         if value and self.ks.used_memory > value:
             log.warning("WARNING: the new maxmemory value set via CONFIG SET (%d) is smaller "
                         "than the current memory usage (%d)", value, self.ks.used_memory)

@@ -102,6 +102,8 @@ def tenacity_budget_us(tenacity: int):
     return None
 
 
+ROOM_UNLIMITED = 1 << 62           # server.room_limit without maxmemory
+
 class Evictor:
     """Frees memory by the configured policy; answers whether a write may proceed."""
 
@@ -154,7 +156,26 @@ class Evictor:
             return True
         return self._perform(mm)
 
+    def refresh_room_limit(self) -> None:
+        """Set ``server.room_limit``, the ``used_memory`` above which the dispatcher must call
+        :meth:`make_room` before a denyoom command: ``maxmemory`` less the controller's own
+        memory.  The controller's memory (AHE ghosts) changes only inside an eviction pass or
+        when the policy, controller or maxmemory changes, and each of those calls this, so
+        the dispatcher's one comparison decides exactly what make_room's fast path would,
+        without the call (SET -P 16 under a maxmemory, most writes: no eviction due).
+        Complexity: O(1).
+        """
+        mm = self.server.maxmemory
+        self.server.room_limit = (mm - (self.ctl_mem() if self.ctl_mem is not None else 0)
+                                  if mm else ROOM_UNLIMITED)
+
     def _perform(self, limit: int) -> bool:
+        """One eviction pass (:meth:`_evict_pass`), then the room limit it may have moved."""
+        ok = self._evict_pass(limit)
+        self.refresh_room_limit()
+        return ok
+
+    def _evict_pass(self, limit: int) -> bool:
         """The eviction loop of the module docstring.  Complexity: O(victims * samples).
 
         It evicts down to ``limit - headroom`` (see EVICTION_HEADROOM_*), and reads the
@@ -290,6 +311,7 @@ class Evictor:
             elif ctl.extra_memory_bytes():
                 fixed = ctl.extra_memory_bytes()
                 self.ctl_mem = lambda: fixed
+        self.refresh_room_limit()
 
     def _set_log_factor(self, value: int) -> None:
         self.log_factor = value

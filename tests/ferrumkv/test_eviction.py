@@ -456,3 +456,52 @@ def test_live_info_fields_are_plain_numbers(make_server):
     for name in ("evicted_keys", "expired_keys", "keyspace_hits", "keyspace_misses"):
         assert isinstance(stats[name], int), name
     r.close()
+
+
+class _NullTransport:
+    def write(self, data):
+        pass
+
+    def get_extra_info(self, name):
+        return None
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("policy", ["allkeys-ahe", "allkeys-lru"])
+def test_dispatcher_room_limit_stays_exact(policy):
+    """The dispatcher calls make_room() only above server.room_limit; that bound must equal
+    maxmemory less the controller's memory (AHE ghosts, which resize during passes) after
+    every write, through policy, controller and maxmemory changes."""
+    from ferrumkv_py.connection import Client
+    srv, clock = inproc(policy, maxmemory=400_000)
+    c = Client(srv)
+    c.connection_made(_NullTransport())
+    ev, ks = srv.evictor, srv.ks
+
+    def check():
+        ctl = ev.ctl_mem() if ev.ctl_mem is not None else 0
+        assert srv.room_limit == srv.maxmemory - ctl
+        # evicting happens before a write (as in Redis); the write itself may add its own
+        # cost on top until the next write's check
+        assert ks.used_memory + ctl <= srv.maxmemory + memory.entry_cost(b"k" * 8, b"v" * 40)
+
+    rng = random.Random(2)
+    for i in range(20_000):
+        c.data_received(b"*3\r\n$3\r\nSET\r\n$8\r\nk%07d\r\n$%d\r\n%s\r\n"
+                        % (rng.randrange(60_000), 40, b"v" * 40))
+        if i % 97 == 0:
+            clock.advance(3)
+        check()
+        if i == 8_000:
+            set_limit(srv, 250_000)
+            check()
+        if i == 14_000:
+            srv.config.set("maxmemory-policy", "allkeys-lfu")
+            check()
+            srv.config.set("maxmemory-policy", policy)
+            check()
+    assert ks.evicted_keys > 10_000
+    set_limit(srv, 0)
+    assert srv.room_limit > 1 << 60
