@@ -69,6 +69,7 @@ GOAL_SHADOW = 0.9                  # shadow on against off
 SHADOW_SAMPLE_RATE = 0.125         # the sampled shadow row (litehit-shadow-sample)
 P99_MAX_RATIO = 2.0                # p99 at -P 1 within 2x redis-server's
 RSS_MAX_RATIO = 2.5                # RSS per key at most 2.5x redis-server's
+NOTES_HEADING = "\n## Findings"    # from this heading on, --out is kept when rewritten
 
 
 def free_port() -> int:
@@ -467,8 +468,14 @@ def write_markdown(path: str, table: list, args) -> None:
         lines += ["| %s | %.2f | %s |" % (r["name"], r["dispatch"], "" if r["ref_us"] is None
                                           else "%.2f" % r["ref_us"]) for r in dispatch]
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    notes = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+        if NOTES_HEADING in old:
+            notes = old[old.index(NOTES_HEADING):]
     with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write("\n".join(lines) + "\n" + notes)
     print("wrote", path)
 
 
