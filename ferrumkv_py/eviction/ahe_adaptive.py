@@ -295,7 +295,12 @@ class AdaptiveController:
 
         Complexity: O(1) on average (one hash, one index probe).
         """
-        w = self._find(hash(key) & HASH_MASK)
+        if not self.active:
+            return
+        h = hash(key) & HASH_MASK
+        if not self._tab[h & self._mask]:
+            return      # the home cell is empty (load <= 1/2): no ghost, and no _find call
+        w = self._find(h)
         if w < 0:
             return
         slot = w >> 1
