@@ -20,7 +20,9 @@ policy server evicts for each of them, the baseline grows instead (it is reloade
 each of its bursts, so every round starts it from the same data set).  Both insert the same
 keys, so the difference is the eviction work (``make_room()`` on every SET,
 sampling, scoring, pool, unlink, AHE feedback).  GET hits pay the Morris counter update
-under the lfu and ahe policies.  ``--fill 0.5`` is the harsh setting (half the SETs evict).
+under the lfu and ahe policies.  The baseline also runs its GET burst on the data loaded
+with TTLs, and a volatile-* server's GETs are set against that one (same data, same
+expiry checks).  ``--fill 0.5`` is the harsh setting (half the SETs evict).
 "evict us" is the extra server CPU per evicted key, from the SET CPU difference; "extra B/k"
 the policy's own memory per cached key (the AHE controller's ghosts, INFO memory
 ``ahe_extra_memory``; counted against maxmemory).
@@ -186,7 +188,8 @@ def prepare(policy: str, protos: dict):
     vol = policy.startswith("volatile-")
     # The baseline runs both kinds of write burst; a volatile policy writes with TTLs (plain
     # SETs would strip them and leave nothing to evict).
-    srv.tests = ("get", "set", "setex") if policy == "noeviction" else \
+    # ("get_ttl": a GET burst on the data loaded with TTLs, the volatile-* GET baseline)
+    srv.tests = ("get", "set", "get_ttl", "setex") if policy == "noeviction" else \
         ("get", "setex" if vol else "set")
     srv.samples = {t + sfx: [] for t in srv.tests for sfx in ("", "_cpu_us")}
     srv.evicted = []
@@ -201,12 +204,13 @@ def measure(srv: Server, args, protos: dict) -> None:
     for test in srv.tests:
         if srv.policy == "noeviction":
             srv.cli("flushall")
-            load(srv, protos[test == "setex"])
+            load(srv, protos[test in ("setex", "get_ttl")])
         cpu0 = srv.cpu_s()
         ev0 = int(srv.info()["evicted_keys"])
-        srv.samples[test].append(bench(srv.port, test, args.requests, args.universe))
+        srv.samples[test].append(bench(srv.port, "get" if test == "get_ttl" else test,
+                                       args.requests, args.universe))
         srv.samples[test + "_cpu_us"].append((srv.cpu_s() - cpu0) / args.requests * US_PER_S)
-        if test != "get":
+        if test not in ("get", "get_ttl"):
             srv.evicted.append(int(srv.info()["evicted_keys"]) - ev0)
 
 
@@ -432,6 +436,8 @@ def main() -> int:
 def extra_bytes_per_key(srv) -> float:
     """The policy's own memory per cached key (the AHE controller's ghosts: INFO memory
     ``ahe_extra_memory``, counted against maxmemory; 0 for the other policies)."""
+    if "-ahe" not in srv.policy:
+        return 0.0          # the controller exists (INFO shows it) but is not in use
     info = srv.info()
     keys = sum(int(v.split(",")[0].split("=")[1]) for k, v in info.items()
                if k.startswith("db") and v.startswith("keys="))
@@ -441,12 +447,14 @@ def extra_bytes_per_key(srv) -> float:
 def report(servers: list, args, t0: float) -> None:
     med = {s.policy: {k: statistics.median(v) for k, v in s.samples.items()} for s in servers}
     base = med["noeviction"]
-    print("\nnoeviction: GET %.0f/s (%.2f us CPU), SET %.0f/s (%.2f us CPU), SET EX %.0f/s "
-          "(%.2f us CPU); per-round SET ops/s %s"
-          % (base["get"], base["get_cpu_us"], base["set"], base["set_cpu_us"], base["setex"],
-             base["setex_cpu_us"], " ".join("%.0f" % x for x in servers[0].samples["set"])))
+    print("\nnoeviction: GET %.0f/s (%.2f us CPU), SET %.0f/s (%.2f us CPU); with TTL data: "
+          "GET %.0f/s (%.2f us CPU), SET EX %.0f/s (%.2f us CPU); per-round SET ops/s %s"
+          % (base["get"], base["get_cpu_us"], base["set"], base["set_cpu_us"], base["get_ttl"],
+             base["get_ttl_cpu_us"], base["setex"], base["setex_cpu_us"],
+             " ".join("%.0f" % x for x in servers[0].samples["set"])))
     print("ratio = the policy's ops/s over noeviction's; cpu = noeviction's CPU per request "
-          "over the policy's (medians).  Writes are SET, or SET EX for volatile-*")
+          "over the policy's (medians).  Writes are SET, or SET EX for volatile-*, whose GETs "
+          "are set against noeviction's GETs on the same data with TTLs")
     print("%-16s %9s %6s %6s %9s %6s %6s %9s %9s %9s" % (
         "policy", "write/s", "ratio", "cpu", "GET/s", "ratio", "cpu", "evict/op", "evict us",
         "extra B/k"))
@@ -454,8 +462,9 @@ def report(servers: list, args, t0: float) -> None:
     for s in servers[1:]:
         m = med[s.policy]
         w = s.tests[1]
-        rs, rg = m[w] / base[w], m["get"] / base["get"]
-        cs, cg = base[w + "_cpu_us"] / m[w + "_cpu_us"], base["get_cpu_us"] / m["get_cpu_us"]
+        g = "get_ttl" if w == "setex" else "get"
+        rs, rg = m[w] / base[w], m["get"] / base[g]
+        cs, cg = base[w + "_cpu_us"] / m[w + "_cpu_us"], base[g + "_cpu_us"] / m["get_cpu_us"]
         worst_tp, worst_cpu = min(worst_tp, rs, rg), min(worst_cpu, cs, cg)
         per_op = statistics.median(s.evicted) / args.requests
         extra = (m[w + "_cpu_us"] - base[w + "_cpu_us"]) / per_op if per_op else 0.0
