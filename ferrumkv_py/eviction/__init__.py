@@ -65,9 +65,10 @@ from operator import attrgetter
 
 from . import lfu
 from .ahe import AheSettings, SpecController, make_controller
+from .ahe_adaptive import AdaptiveController
 from .policy import KIND_AHE, KIND_LFU, KIND_NONE, KIND_RANDOM, KIND_TTL, POLICIES, parse
-from .sampler import (RETRY, SCORE_CALL, SCORE_EPS, SCORE_LFU, SCORE_LRU, SCORE_TTL,
-                      Sampler)
+from .sampler import (RETRY, SCORE_ADAPT, SCORE_CALL, SCORE_EPS, SCORE_LFU, SCORE_LRU,
+                      SCORE_TTL, Sampler)
 
 EVICT_CHECK_TIME_EVERY = 16            # loops between clock reads, as Redis
 TENACITY_US_PER_STEP = 50              # µs of budget per tenacity step up to 10
@@ -279,6 +280,7 @@ class Evictor:
         sampler.decay_minutes = self.decay_minutes
         sampler.scorer = None
         sampler.eps = None
+        sampler.adapt = None
         if kind == KIND_LFU:
             sampler.mode = SCORE_LFU
         elif kind == KIND_TTL:
@@ -286,6 +288,10 @@ class Evictor:
         elif kind == KIND_AHE and type(self.controller) is SpecController:
             sampler.mode = SCORE_EPS          # its EPS inline (sampler.py)
             sampler.eps = self.controller
+        elif kind == KIND_AHE and type(self.controller) is AdaptiveController:
+            sampler.mode = SCORE_ADAPT        # its score inline (sampler.py)
+            sampler.adapt = self.controller
+            sampler.scorer = self.controller.scores   # before its turnover is measured
         elif kind == KIND_AHE and self.controller is not None:
             sampler.mode = SCORE_CALL
             sampler.scorer = self.controller.scores

@@ -32,14 +32,16 @@ and offer them to the pool::
                                 the pool do not go stale as the clock moves, unlike idle ms)
     ttl    -deadline_ms        (soonest expiry = largest)
     lfu    255 - decayed counter
-    ahe    controller.scores() (EPS)
+    ahe    EPS (spec) or the adaptive score, as the controllers' scores() compute them
 
 A sample that does not beat the worst entry of a full pool is dropped at once.  Then the
 pool's best entries are popped until one still names a live key (with a TTL under
 volatile-*); if only ghosts were left, the DBs are sampled again.
 
 This is the hot path of eviction, written for CPython: locals instead of attributes, the
-common scores (lru, ttl, lfu and the spec AHE controller's EPS) and the pool insertion inline,
+common scores (lru, ttl, lfu, the spec AHE controller's EPS and the adaptive controller's
+score with its two picks: 1284 -> 1137 bytecodes per evicted key under allkeys-ahe,
+``--inproc --opcodes``) and the pool insertion inline,
 one function per DB and victim, no per-sample calls.  ``bench/eviction_cost.py --inproc
 --opcodes`` counts the interpreted bytecodes per evicted key (allkeys-lru: about 670, of which
 populate ~420, the pick ~105, unlink ~80, the Evictor loop ~55); ``--inproc`` times it and the
@@ -55,6 +57,8 @@ from bisect import bisect_left
 
 from ..keyspace import SAMPLE_MAX_TRIES, TOMBSTONE
 from .ahe import RECENCY_HORIZON_MS, TTL_PENALTY, TTL_SHORT_HORIZON_MS
+from .ahe_adaptive import (MIN_TURNOVER_MS, POINT_WEIGHT, TTL_URGENCY_HORIZON,
+                           TTL_URGENCY_WEIGHT)
 from .lfu import LFU_COUNTER_MAX, MS_PER_MINUTE
 from .pool import EvictionPool
 
@@ -63,8 +67,9 @@ RANDOM_WORD_BITS = 32
 RANDOM_WORD_BYTES = 4
 EVICT_MAX_EMPTY_ROUNDS = 64     # sampling rounds that found only ghosts before giving up
 
-SCORE_LRU, SCORE_TTL, SCORE_LFU, SCORE_CALL, SCORE_EPS = 1, 2, 3, 0, 4   # how a sample
-# is scored; SCORE_EPS = the AHE spec controller's EPS computed inline (ahe.py's scores())
+SCORE_LRU, SCORE_TTL, SCORE_LFU, SCORE_CALL, SCORE_EPS, SCORE_ADAPT = 1, 2, 3, 0, 4, 5
+# how a sample is scored; SCORE_EPS = the AHE spec controller's EPS computed inline (ahe.py's
+# scores()); SCORE_ADAPT = AdaptiveController.scores() inline, picks included
 
 RETRY = object()    # a pick deleted expired keys instead of choosing: re-check memory first
 
@@ -93,6 +98,7 @@ class Sampler:
         self.mode = SCORE_LRU
         self.scorer = None            # callable(entries, now_ms) -> scores, for SCORE_CALL
         self.eps = None               # the SpecController whose EPS SCORE_EPS computes
+        self.adapt = None             # the AdaptiveController SCORE_ADAPT scores for
         self.decay_minutes = 1
         self.next_db = 0              # round robin of the random policies
         self._buf: list = []          # pre-drawn random words
@@ -191,6 +197,26 @@ class Sampler:
             decay = eps.settings.decay_minutes
             now_min = now // MS_PER_MINUTE
             ttl_edge = now + TTL_SHORT_HORIZON_MS
+        elif mode == SCORE_ADAPT:
+            # AdaptiveController.scores() term for term (same float operations, same order,
+            # so equal scores and picks; a test checks the evictions match), minus the list,
+            # the call and the zip.  Before the controller has measured its turnover it
+            # scores through its own method (the fallback averages the whole batch first).
+            ctl = self.adapt
+            t = ctl.turnover_ms
+            if t is None:
+                mode = SCORE_CALL
+                batch = []
+            else:
+                if t < MIN_TURNOVER_MS:
+                    t = MIN_TURNOVER_MS
+                a = ctl.alpha
+                per_ms = a / t
+                w = (1.0 - a) * POINT_WEIGHT
+                horizon = TTL_URGENCY_HORIZON * t
+                urgent = TTL_URGENCY_WEIGHT * (a + w)
+                rk, ri, rc = ctl._rk, ctl._ridle, ctl._rcnt
+                fk, fi, fc = ctl._fk, ctl._fidle, ctl._fcnt
         elif mode == SCORE_CALL:
             batch = []
         need = n                                # draws still owed
@@ -243,6 +269,18 @@ class Sampler:
                     s = (wr * idle if idle < RECENCY_HORIZON_MS else a) + base - wf * c
                     if 0 < exp <= ttl_edge:
                         s += TTL_PENALTY
+                elif mode == SCORE_ADAPT:
+                    idle = now - e.lru
+                    c = e.lfu
+                    s = idle * per_ms + w * (LFU_COUNTER_MAX - c)
+                    if exp > 0:
+                        left = exp - now
+                        if left < horizon:
+                            s += urgent * (1.0 - (left if left > 0 else 0) / horizon)
+                    if idle > ri or (idle == ri and c < rc):
+                        rk, ri, rc = e, idle, c
+                    if c < fc or (c == fc and idle > fi):
+                        fk, fi, fc = e, idle, c
                 elif mode == SCORE_TTL:
                     s = -exp
                 elif mode == SCORE_LFU:
@@ -268,6 +306,9 @@ class Sampler:
                 scores.insert(k, s)
                 items.insert(k, (dbid, e.key))
         self._pos = i
+        if mode == SCORE_ADAPT:
+            ctl._rk, ctl._ridle, ctl._rcnt = rk, ri, rc
+            ctl._fk, ctl._fidle, ctl._fcnt = fk, fi, fc
         if batch:
             for s, e in zip(self.scorer(batch, now), batch):
                 if full:

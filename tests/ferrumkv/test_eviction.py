@@ -505,3 +505,34 @@ def test_dispatcher_room_limit_stays_exact(policy):
     assert ks.evicted_keys > 10_000
     set_limit(srv, 0)
     assert srv.room_limit > 1 << 60
+
+
+def test_adaptive_inline_scoring_evicts_exactly_like_the_controller():
+    """SCORE_ADAPT (the adaptive AHE score inline in the sampler) against SCORE_CALL (the
+    controller's scores()): the same seeded run evicts the same keys and moves alpha the
+    same way, past the first turnover measurement (inline from then on)."""
+    from ferrumkv_py.eviction.sampler import SCORE_ADAPT, SCORE_CALL
+
+    def run(mode):
+        srv, clock = inproc("allkeys-ahe", seed=4, maxmemory=300_000, ahe_controller="adaptive")
+        assert srv.evictor.sampler.mode == SCORE_ADAPT
+        srv.evictor.sampler.mode = mode
+        ks, db = srv.ks, srv.ks.dbs[0]
+        rng = random.Random(9)
+        hot = [b"h%d" % i for i in range(300)]
+        for i in range(30_000):
+            clock.advance(rng.randrange(3))
+            ks.refresh_time()
+            if rng.random() < 0.5:
+                db.lookup_read(rng.choice(hot))
+            key = rng.choice(hot) if rng.random() < 0.3 else b"c%d" % i
+            assert srv.evictor.make_room()
+            e = db.set(key, b"v" * rng.randrange(10, 60))
+            if rng.random() < 0.1:
+                db.set_expire(e, ks.now_ms + rng.randrange(1, 20_000))
+        ctl = srv.evictor.controller
+        assert ctl.turnover_ms is not None and ks.evicted_keys > 5 * 1024
+        return (sorted(db.data), ks.evicted_keys, ctl.alpha, ctl.duels, ctl.recency_wins,
+                list(srv.evictor.pool.scores))         # the scores themselves, bit for bit
+
+    assert run(SCORE_ADAPT) == run(SCORE_CALL)
