@@ -9,7 +9,8 @@ Command handlers return plain Python values; :func:`encode` turns them into RESP
     Status / Verbatim / RespSet / ErrorReply / NULL_ARRAY / Raw: see their docstrings.
 
 Requests (bytes -> argument lists: ``RequestReader``, ``PyRequestReader``, ``NEED_MORE``,
-``ProtocolError``) are parsed in :mod:`ferrumkv_py.resp_reader`; they are re-exported here,
+``ProtocolError``) are parsed in :mod:`ferrumkv_py.resp_reader` and
+:mod:`ferrumkv_py.resp_hiredis`; they are re-exported here,
 the one place the wire format is imported from.
 
 Complexity: encoding is O(bytes) per reply.
@@ -17,8 +18,9 @@ Complexity: encoding is O(bytes) per reply.
 
 from __future__ import annotations
 
+from .resp_hiredis import RequestReader  # noqa: F401  (re-exported)
 from .resp_reader import (NEED_MORE, ProtocolError, PyRequestReader,  # noqa: F401
-                          RequestReader, split_inline)  # (re-exported)
+                          split_inline)  # (re-exported)
 
 
 # ---- replies ----

@@ -8,12 +8,12 @@ import random
 
 import pytest
 
-from ferrumkv_py import resp_reader
+from ferrumkv_py import resp_hiredis
 from ferrumkv_py.resp import ProtocolError, RequestReader
 
 from tests.ferrumkv.test_resp import READERS, chunkings, drive, mb, on_random_streams
 
-pytestmark = pytest.mark.skipif(resp_reader.hiredis is None, reason="hiredis missing")
+pytestmark = pytest.mark.skipif(resp_hiredis.hiredis is None, reason="hiredis missing")
 
 
 def drive_batches(chunks, rng=None):

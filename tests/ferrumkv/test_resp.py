@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ferrumkv_py import resp_reader
+from ferrumkv_py import resp_hiredis
 from ferrumkv_py.resp import (NEED_MORE, NULL_ARRAY, OK, PyRequestReader, Raw, RequestReader,
                               ErrorReply, ProtocolError, RespSet, Status, Verbatim, encode,
                               encode_error, split_inline)
@@ -24,7 +24,7 @@ READERS = {
     "hiredis": lambda: RequestReader(),
     "adapter-no-hiredis": lambda: RequestReader(use_hiredis=False),
 }
-if resp_reader.hiredis is None:  # pragma: no cover
+if resp_hiredis.hiredis is None:  # pragma: no cover
     READERS.pop("hiredis")
 
 
@@ -177,7 +177,7 @@ def test_unauthenticated_limits(reader):
 
 def test_hiredis_adapter_returns_to_hiredis_after_inline():
     r = RequestReader()
-    if resp_reader.hiredis is None:  # pragma: no cover
+    if resp_hiredis.hiredis is None:  # pragma: no cover
         pytest.skip("hiredis missing")
     r.feed(b"PING\r\n")
     assert r.get() == [b"PING"]
