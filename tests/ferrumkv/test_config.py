@@ -10,8 +10,8 @@ import pytest
 import redis
 
 from ferrumkv_py import cli
-from ferrumkv_py.config import (SPECS, Config, ConfigError, format_value, parse_memory,
-                                render_conf)
+from ferrumkv_py.conf_render import render_conf
+from ferrumkv_py.config import SPECS, Config, ConfigError, format_value, parse_memory
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -36,11 +36,16 @@ def test_conf_file_documents_every_knob_and_loads_to_defaults():
         assert config[name] == defaults[name], name
 
 
-def test_config_module_main_prints_the_conf(capsys):
-    from ferrumkv_py.config import _main
-    assert _main(["--conf"]) == 0
-    assert capsys.readouterr().out == render_conf()
-    assert _main([]) == 2
+def test_config_module_main_prints_the_conf():
+    """The README's command, as a user runs it."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "ferrumkv_py.config", "--conf"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout == render_conf()
+    bad = subprocess.run([sys.executable, "-m", "ferrumkv_py.config"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "usage" in bad.stderr
 
 
 # ---- defaults and memory sizes ----
