@@ -63,7 +63,7 @@ class Shadow:
 
     # Slots: the dispatcher reads single / keep_all / keep / keys / flags per command.
     __slots__ = ("server", "mode", "sample_rate", "keep_all", "keep", "core", "keys",
-                 "flags", "single", "_trace", "_seq", "_get", "_mget", "_set", "_diff",
+                 "flags", "single", "_trace", "_seq", "_get", "_mget", "_diff",
                  "_cum", "_max_depth", "requests", "read_blocks", "writes", "inf_hits",
                  "real_hits", "_facts", "_facts_bytes", "facts_dropped", "_last_ns",
                  "_slicing", "_closed")
@@ -90,7 +90,6 @@ class Shadow:
         from .registry import COMMANDS, lookup
         self._get = lookup(b"get")
         self._mget = lookup(b"mget")
-        self._set = lookup(b"set")
         # Commands whose only key is argv[1] and that need nothing evaluated at once: GET
         # (its hit is its reply) and such writes.  The dispatcher appends them inline.
         self.single = frozenset({self._get} | {

@@ -309,19 +309,10 @@ class Sampler:
         if mode == SCORE_ADAPT:
             ctl._rk, ctl._ridle, ctl._rcnt = rk, ri, rc
             ctl._fk, ctl._fidle, ctl._fcnt = fk, fi, fc
-        if batch:
+        if batch:   # a controller's own scores(): not inline, so no need to inline the offer
+            offer = self.pool.offer
             for s, e in zip(self.scorer(batch, now), batch):
-                if full:
-                    if s <= scores[0]:
-                        continue
-                    k = bisect_left(scores, s) - 1
-                    del scores[0]
-                    del items[0]
-                else:
-                    k = bisect_left(scores, s)
-                    full = len(scores) + 1 == cap
-                scores.insert(k, s)
-                items.insert(k, (dbid, e.key))
+                offer(s, dbid, e.key)
 
     def _refill(self, n: int) -> list:
         """Refill the buffer of uniform random 32-bit words from ``ks.rng``.
