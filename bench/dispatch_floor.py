@@ -9,6 +9,11 @@ the floor itself is what no Python design can go under.  Measured alongside (sam
 best of 5)::
 
     .venv/bin/python bench/dispatch_floor.py             # SET/GET at -P 1 and -P 16 (~1 min)
+    .venv/bin/python bench/dispatch_floor.py --opcodes   # bytecodes per command, by function
+
+``--opcodes`` counts the interpreted bytecodes of our path per command (``sys.settrace``
+opcode events: deterministic, so it shows what a hot-path change saves when the machine is
+too busy for timings to agree), split by function; ``--lines N`` adds the N busiest lines.
 
 Seen here (2 vCPU VM, 2026-11-30, two runs): SET -P 1 5.8-6.3 us against a floor of 1.1,
 GET -P 1 4.8-5.0 against 0.9-1.0, SET -P 16 2.6-2.7 against 0.8-0.85, GET -P 16 2.4-3.3
@@ -17,6 +22,8 @@ against 0.8-1.2 (GETs of 100-byte values over a 100k-key dict, as redis-benchmar
 
 from __future__ import annotations
 
+import argparse
+import collections
 import gc
 import os
 import random
@@ -66,7 +73,68 @@ def floor_us(fill: list, reads: list, pipeline: int) -> float:
     return best
 
 
+OPCODE_FILL = 10_000    # keys loaded before counting (tracing is slow)
+OPCODE_READS = 50       # traced reads per test
+
+
+def opcodes_per_command(test: str, pipeline: int, lines: int = 0) -> tuple:
+    """Bytecodes our path runs per command: (total, Counter by function, Counter by line)."""
+    from ferrumkv_py.config import Config
+    from ferrumkv_py.connection import Client
+    from ferrumkv_py.server import Server
+    server = Server(Config())
+    c = Client(server)
+    c.connection_made(sb._NullTransport())
+    rng = random.Random(1)
+    for _ in range(OPCODE_FILL // 100):
+        c.data_received(b"".join(sb._request("set", rng) for _ in range(100)))
+    reads = [b"".join(sb._request(test, rng) for _ in range(pipeline))
+             for _ in range(OPCODE_READS)]
+    by_line: collections.Counter = collections.Counter()
+
+    def trace(frame, event, arg):
+        frame.f_trace_opcodes = True
+        return step
+
+    def step(frame, event, arg):
+        if event == "opcode":
+            code = frame.f_code
+            by_line[(os.path.basename(code.co_filename), code.co_name, frame.f_lineno)] += 1
+        return step
+
+    sys.settrace(trace)
+    try:
+        for data in reads:
+            c.data_received(data)
+    finally:
+        sys.settrace(None)
+    n = OPCODE_READS * pipeline
+    by_func: collections.Counter = collections.Counter()
+    for (path, func, _), k in by_line.items():
+        by_func[(path, func)] += k
+    return sum(by_line.values()) / n, by_func, by_line
+
+
+def opcodes_report(lines: int) -> None:
+    for test in ("set", "get"):
+        for pipeline in (1, 16):
+            total, by_func, by_line = opcodes_per_command(test, pipeline)
+            n = OPCODE_READS * pipeline
+            print("%s -P %d: %.1f bytecodes per command" % (test.upper(), pipeline, total))
+            for (path, func), k in by_func.most_common(8):
+                print("    %7.1f  %s %s" % (k / n, path, func))
+            for (path, func, line), k in by_line.most_common(lines):
+                print("    %7.2f  %s:%s %s" % (k / n, path, line, func))
+
+
 def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--opcodes", action="store_true", help="count bytecodes, not time")
+    ap.add_argument("--lines", type=int, default=0, help="with --opcodes: busiest lines")
+    args = ap.parse_args()
+    if args.opcodes:
+        opcodes_report(args.lines)
+        return 0
     print("%-12s %12s %12s %8s" % ("test", "ours us", "floor us", "ratio"))
     for test in ("set", "get"):
         for pipeline in (1, 16):

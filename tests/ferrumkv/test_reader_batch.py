@@ -31,6 +31,30 @@ def drive_batches(chunks, rng=None):
     return drive(RequestReader, chunks, step)
 
 
+def drive_fused(chunks, rng=None):
+    """Like drive_batches, but each chunk goes in through ``get_batch(chunk)`` (the
+    dispatcher's form: feed and first batch in one call), not through feed()."""
+    reader = RequestReader()
+    got = []
+    for chunk in chunks:
+        data = chunk
+        while True:
+            try:
+                batch = reader.get_batch(data)
+            except ProtocolError as e:
+                return got, ("error", e.msg)
+            data = None
+            reader._check()
+            k = rng.randint(1, len(batch)) if rng is not None and batch else len(batch)
+            if k < len(batch):
+                reader.unread(batch[k:])
+                reader._check()
+            got.extend(batch[:k])
+            if not batch or not reader.more:
+                break
+    return got, "more"
+
+
 @on_random_streams
 def test_batches_agree_with_get(tokens, seed):
     data = b"".join(tokens)
@@ -38,6 +62,38 @@ def test_batches_agree_with_get(tokens, seed):
     for how, chunks in chunkings(data, seed):
         assert drive_batches(chunks) == expected, how
         assert drive_batches(chunks, random.Random(seed)) == expected, ("unread", how)
+        assert drive_fused(chunks) == expected, ("fused", how)
+        assert drive_fused(chunks, random.Random(seed)) == expected, ("fused unread", how)
+
+
+def test_fused_fast_case_keeps_nothing():
+    """A read of whole canonical frames leaves the reader holding no bytes; a read that
+    ends inside a frame is kept exactly as feed() keeps it."""
+    reader = RequestReader()
+    assert reader.get_batch(mb(b"SET", b"k", b"v") + mb(b"GET", b"k")) == [
+        [b"SET", b"k", b"v"], [b"GET", b"k"]]
+    assert not reader.more and reader._pending == [] and reader._fed == 0
+    reader._check()
+    whole, part = mb(b"GET", b"a"), mb(b"GET", b"bb")
+    assert reader.get_batch(whole + part[:7]) == [[b"GET", b"a"]]
+    fed = RequestReader()
+    fed.feed(whole + part[:7])
+    assert fed.get_batch() == [[b"GET", b"a"]]
+
+    def state(r):
+        return r._pending, r._fed, r._used, r._done, r._tail, r.more
+    assert state(reader) == state(fed) and reader._pending == [part[:7]]
+    reader._check()
+    assert reader.get_batch(part[7:]) == [[b"GET", b"bb"]]
+    assert reader._pending == [] and reader._fed == 0
+    # frames past the header tables (a 70000-byte value) take the exact slow check
+    big = mb(b"SET", b"k", b"x" * 70000)
+    assert reader.get_batch(big + mb(b"PING")) == [[b"SET", b"k", b"x" * 70000], [b"PING"]]
+    assert reader._pending == []
+    # an odd frame after good ones: the good ones now, the Python reader judges the rest
+    assert reader.get_batch(mb(b"PING") + b"*1\r\n+PING\r\n") == [[b"PING"]]
+    with pytest.raises(ProtocolError, match="expected '\\$', got '\\+'"):
+        reader.get_batch()
 
 
 @pytest.mark.parametrize("tail", [b"", b"*3\r\n$1\r\na"])
