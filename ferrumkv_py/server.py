@@ -89,16 +89,16 @@ class Stats:
         n = len(pending)
         if not n:
             return
-        cmd = self._cmd
         self._total_commands += n
         first = pending[0]
-        if pending.count(first) == n:
-            st = cmd.get(first)
+        if n == 1 or pending.count(first) == n:
+            st = self._cmd.get(first)
             if st is None:
-                st = cmd[first] = [0, 0, 0, 0]
+                st = self._cmd[first] = [0, 0, 0, 0]
             st[0] += n
             st[1] += elapsed_ns
         else:
+            cmd = self._cmd
             share = elapsed_ns // n
             for spec in pending:
                 st = cmd.get(spec)

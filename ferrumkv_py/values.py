@@ -51,9 +51,15 @@ class RHash(dict):
 
 
 class RSet(set):
-    """A set value; ``mem`` is the modelled size of its members.  ``index`` (unset until
+    """A set value; ``mem`` is the modelled size of its members.  ``index`` (None until
     the first SPOP / SRANDMEMBER) is the random-access index ``commands/sets.py`` keeps."""
     __slots__ = ("mem", "index")
+
+    def __init__(self, members=()):
+        set.__init__(self, members)
+        # Set here so SADD reads ``s.index`` (5 ns) instead of getattr(s, "index", None)
+        # on an unset slot (135 ns, timeit), once per SADD of a new member
+        self.index = None
 
 
 

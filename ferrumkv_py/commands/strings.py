@@ -250,18 +250,53 @@ def _incr(c, key: bytes, incr: int) -> int:
     return new
 
 
+def _incr_fast(c, key: bytes, incr: int):
+    """INCR / DECR by one, inline: the new key, and the existing string of 1-18 canonical
+    digits without a TTL (what redis-benchmark's INCR meets); None = take :func:`_incr`.
+
+    Does what ``_incr`` does with Database.lookup_write / add / set_value and parse_int
+    folded in (no side effect before it decides, so the fallback sees the same keyspace).
+    Bumping <= 18 digits by one cannot leave int64.
+    """
+    db = c.db
+    e = db.data.get(key)
+    if e is None:
+        db.add(key, b"%d" % incr)
+        return incr
+    v = e.value
+    if e.exp > 0 or v.__class__ is not bytes or not v.isdigit() or len(v) > 18 \
+            or (v[0] == 48 and len(v) > 1):
+        return None
+    ks = db.ks
+    now = ks.now_ms
+    if ks.lfu_on:
+        e.lfu = ks.lfu_touch(e.lfu, e.lru, now)
+    e.lru = now
+    new = int(v) + incr
+    nv = b"%d" % new
+    ks.used_memory += len(nv) - len(v)     # set_value()'s accounting, inline
+    e.value = nv
+    if ks.watched:
+        ks.signal(db, key)
+    return new
+
+
 @command("incr", 2, "write denyoom fast", first_key=1, group="string")
 def incr(c, argv):
     """INCR key
     Increments the integer value of a key by one (a missing key counts as 0)."""
-    return _incr(c, argv[1], 1)
+    # _incr_fast: INCR -P 16 344 -> 306 opcodes/command, 1.96 -> ~1.75 us (half
+    # the keys are new there, and Database.add is most of the rest), bench/command_cost.py
+    r = _incr_fast(c, argv[1], 1)
+    return _incr(c, argv[1], 1) if r is None else r
 
 
 @command("decr", 2, "write denyoom fast", first_key=1, group="string")
 def decr(c, argv):
     """DECR key
     Decrements the integer value of a key by one (a missing key counts as 0)."""
-    return _incr(c, argv[1], -1)
+    r = _incr_fast(c, argv[1], -1)
+    return _incr(c, argv[1], -1) if r is None else r
 
 
 @command("incrby", 3, "write denyoom fast", first_key=1, group="string")

@@ -17,6 +17,11 @@ LLONG_MAX = 2 ** 63 - 1
 
 def parse_int(b: bytes, msg: str = errors.NOT_INT) -> int:
     """Redis string2ll: a 64-bit signed decimal without spaces, '+' or leading zeros."""
+    # Fast path: 1-18 ASCII digits, no leading zero, always fits in int64 (bytes.isdigit
+    # is ASCII-only and False for b""): parse_int(b"12345") 332 -> 192 ns (timeit, with
+    # the call), a negative number 361 -> 378 ns
+    if b.isdigit() and len(b) < 19 and (b[0] != 48 or len(b) == 1):
+        return int(b)
     if not b or len(b) > 20:
         raise CommandError(msg)
     s = b[1:] if b[:1] == b"-" else b
