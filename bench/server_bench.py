@@ -27,7 +27,7 @@ reference's CPU per request over ours.  The Markdown table (``--out``, default
 (e.g. an ``git archive`` export of an older commit): a before/after run of the same machine
 minute.  Usage::
 
-    .venv/bin/python bench/server_bench.py                      # full run (~25 minutes)
+    .venv/bin/python bench/server_bench.py                      # full run (~10 minutes)
     .venv/bin/python bench/server_bench.py --quick              # a smoke run (~3 minutes)
     .venv/bin/python bench/server_bench.py --parts dispatch     # CPU per command, ~1 minute
 """
