@@ -58,6 +58,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workloads import stop_process  # noqa: E402
 SERVER_CPU, CLIENT_CPU = "0", "1"
 ALL_POLICIES = ("allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-ahe",
                 "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
@@ -124,13 +126,7 @@ class Server:
         return out
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 15)
 
 
 def load_protocol(keys: int, universe: int, ttl: bool) -> bytes:

@@ -47,6 +47,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workloads import stop_process  # noqa: E402
 TESTS = ["set", "get", "incr", "lpush", "lpop", "sadd", "hset", "zadd", "mset", "lrange_100"]
 SERVER_CPU, CLIENT_CPU = "0", "1"
 CLIENTS = 50                       # redis-benchmark -c
@@ -132,12 +134,7 @@ class Proc:
                               capture_output=True, text=True, timeout=60).stdout
 
     def stop(self) -> None:
-        self.p.terminate()
-        try:
-            self.p.wait(10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
+        stop_process(self.p)
 
 
 def start_pair(args, extra: list[str]) -> tuple:

@@ -305,18 +305,23 @@ class Server:
         return False
 
     def _kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        stop_process(self.proc)
         _LIVE.discard(self.proc)
 
     def stop(self) -> None:
         self.conn.sock.close()
         self._kill()
+
+
+def stop_process(proc: subprocess.Popen, wait_s: float = 10) -> None:
+    """Stop a server subprocess by its PID: SIGTERM, then SIGKILL after ``wait_s``."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(wait_s)
 
 
 def _stop_all(signum, _frame) -> None:

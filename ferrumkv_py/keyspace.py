@@ -76,7 +76,13 @@ class Database(SampleLists):
         return e
 
     def lookup_write(self, key: bytes):
-        """Write-path lookup: lazy expiry and touch, no hit/miss stats.  O(1)."""
+        """Write-path lookup: lazy expiry and touch, no hit/miss stats.  O(1).
+
+        Inlined, for a key without a TTL, in the per-command fast paths (bench/
+        command_cost.py): strings._incr_fast, lists._push_one / _pop_one, sets.sadd,
+        hashes.hset, zsets.zadd.  A change to the touch (LRU clock, LFU counter) goes there
+        too; tests/ferrumkv/test_fast_paths.py compares them with the general paths.
+        """
         ks = self.ks
         e = self.data.get(key)
         if e is None:
