@@ -4,6 +4,7 @@ with unread() are read again under the reader's rules of the moment (RESET -> un
 
 from __future__ import annotations
 
+import contextlib
 import random
 
 import pytest
@@ -55,6 +56,20 @@ def drive_fused(chunks, rng=None):
     return got, "more"
 
 
+@contextlib.contextmanager
+def scan_threshold(n):
+    """Reads of ``n`` bytes or more go through resp_scan first (0: all, None: none)."""
+    saved = resp_hiredis.SCAN_MIN_BYTES
+    resp_hiredis.SCAN_MIN_BYTES = 1 << 62 if n is None else n
+    try:
+        yield
+    finally:
+        resp_hiredis.SCAN_MIN_BYTES = saved
+
+
+SCAN_SETTINGS = (0, None, resp_hiredis.SCAN_MIN_BYTES)   # scanner always, never, as shipped
+
+
 @on_random_streams
 def test_batches_agree_with_get(tokens, seed):
     data = b"".join(tokens)
@@ -62,13 +77,22 @@ def test_batches_agree_with_get(tokens, seed):
     for how, chunks in chunkings(data, seed):
         assert drive_batches(chunks) == expected, how
         assert drive_batches(chunks, random.Random(seed)) == expected, ("unread", how)
-        assert drive_fused(chunks) == expected, ("fused", how)
-        assert drive_fused(chunks, random.Random(seed)) == expected, ("fused unread", how)
+        for scan in SCAN_SETTINGS:
+            with scan_threshold(scan):
+                assert drive_fused(chunks) == expected, ("fused", how, scan)
+                assert drive_fused(chunks, random.Random(seed)) == expected, (
+                    "fused unread", how, scan)
 
 
-def test_fused_fast_case_keeps_nothing():
+@pytest.mark.parametrize("scan", SCAN_SETTINGS)
+def test_fused_fast_case_keeps_nothing(scan):
     """A read of whole canonical frames leaves the reader holding no bytes; a read that
     ends inside a frame is kept exactly as feed() keeps it."""
+    with scan_threshold(scan):
+        _fused_fast_case_keeps_nothing()
+
+
+def _fused_fast_case_keeps_nothing():
     reader = RequestReader()
     assert reader.get_batch(mb(b"SET", b"k", b"v") + mb(b"GET", b"k")) == [
         [b"SET", b"k", b"v"], [b"GET", b"k"]]
@@ -123,3 +147,13 @@ def test_reset_in_a_pipeline_makes_the_rest_owe_auth(make_server):
     assert conn.read_reply().startswith(b"-NOAUTH")
     assert conn.read_reply() == b"-ERR Protocol error: unauthenticated multibulk length\r\n"
     assert conn.closed()
+
+
+@pytest.mark.parametrize("scan", SCAN_SETTINGS)
+def test_fused_huge_count_never_reaches_hiredis(scan):
+    """After frames the scanner vouched for, a '*2000000000' still goes to the Python
+    reader (hiredis would allocate the 16 GB list up front)."""
+    with scan_threshold(scan):
+        reader = RequestReader()
+        assert reader.get_batch(mb(b"PING") + b"*2000000000\r\n$4\r\nPING\r\n") == [[b"PING"]]
+        assert reader._py is not None
