@@ -97,9 +97,15 @@ def make_touch(log_factor: int, decay_minutes: int, rand):
 
     The keyspace calls it on every read and write lookup while ``ks.lfu_on`` is set; it decays
     the counter, then increments it (Redis ``updateLFU``).  Settings are bound into the closure
-    so the per-access cost is a table lookup, one ``rand()`` and, with decay on, two integer
-    divisions; the Evictor rebuilds it when a knob changes.  ``rand`` is ``ks.rng.random``.
+    so the per-access cost is a table lookup and one ``rand()``; the Evictor rebuilds it when
+    a knob changes.  ``rand`` is ``ks.rng.random``.
 
+    Decay without division, mostly: the closure remembers the minute the clock was last in,
+    as ``[start, end)`` ms.  A key last touched in that minute and touched again in it has
+    crossed no minute boundary, so two comparisons replace the two ``//`` of ~1.7e12 ms
+    timestamps (two-digit ints to CPython, ~45 ns each).  Same counters as :func:`decr`
+    then :func:`log_incr`: a test drives one closure through a clock that moves both ways.
+    ``timeit``, one entry, lfu-decay-time 1: 176 -> 130 ns per touch.
     Complexity: O(1) per call.
     """
     probs = incr_probabilities(log_factor)
@@ -108,19 +114,21 @@ def make_touch(log_factor: int, decay_minutes: int, rand):
             return counter + 1 if _r() < _p[counter] else counter
         return touch
 
-    if decay_minutes == 1:                  # the default: one step per minute boundary
-        def touch_minute(counter, last_ms, now_ms, _p=probs, _r=rand, _m=MS_PER_MINUTE):
-            periods = now_ms // _m - last_ms // _m
-            if periods > 0:
-                counter = counter - periods if periods < counter else 0
-            return counter + 1 if _r() < _p[counter] else counter
-        return touch_minute
+    start, end, minute = 1, 0, 0    # the clock's last minute: [start, end) ms (empty at first)
 
     def touch_decay(counter, last_ms, now_ms, _p=probs, _r=rand, _d=decay_minutes,
                     _m=MS_PER_MINUTE):
-        periods = (now_ms // _m - last_ms // _m) // _d
-        if periods > 0:
-            counter = counter - periods if periods < counter else 0
+        nonlocal start, end, minute
+        # last_ms >= start > now_ms: a clock gone back, no boundary crossed, no decay
+        if last_ms < start or now_ms >= end:
+            if now_ms < start or now_ms >= end:
+                minute = now_ms // _m
+                start = minute * _m
+                end = start + _m
+            if last_ms < start:
+                periods = (minute - last_ms // _m) // _d
+                if periods > 0:
+                    counter = counter - periods if periods < counter else 0
         return counter + 1 if _r() < _p[counter] else counter
     return touch_decay
 

@@ -186,3 +186,25 @@ def test_touch_is_decay_then_log_incr(decay):
         r = rng.random()
         touch = make_touch(factor, decay, lambda: r)
         assert touch(c, last, now) == log_incr(decr(c, last, now, decay), factor, r)
+
+
+@pytest.mark.parametrize("decay", [0, 1, 3])
+def test_one_touch_over_a_moving_clock(decay):
+    """The closure's remembered minute never changes a counter: one touch over a clock that
+    steps forward, stays inside a minute, crosses boundaries and goes back."""
+    rng = random.Random(7 + decay)
+    draws = []
+    touch = make_touch(10, decay, lambda: draws[-1])
+    edge = 10 ** 12 // MS_PER_MINUTE * MS_PER_MINUTE      # a minute boundary
+    near = [edge + d for d in (-MS_PER_MINUTE - 1, -MS_PER_MINUTE, -1, 0, 1,
+                               MS_PER_MINUTE - 1, MS_PER_MINUTE, 3 * MS_PER_MINUTE)]
+    now = edge
+    for step in range(6000):
+        if step % 2:        # around the boundaries, where an off-by-one would show
+            now, last = rng.choice(near), rng.choice(near)
+        else:
+            now += rng.choice((0, 1, 7, 9_000, 60_000, 200_000, -50, -70_000))
+            last = now - rng.choice((0, 5, 30_000, 61_000, 10 * MS_PER_MINUTE, -10))
+        c = rng.randrange(256)
+        draws.append(rng.random())
+        assert touch(c, last, now) == log_incr(decr(c, last, now, decay), 10, draws[-1])
