@@ -42,6 +42,11 @@ requests, interleaved before/after::
 
 (INCR, LPUSH and LPOP were timed with their fast path inline in the handler; it now sits
 in one helper shared with DECR, RPUSH and RPOP, 16 opcodes more, within the timing noise.)
+Session 4: the reader's compiled frame check took "the rest" from ~200 to 116 opcodes for
+every test; ZADD's order became a ScoreOrder (score_order.py): 41 opcodes more in the
+command layer (288.6, its Python against SortedList's) but 3.70-4.18 -> 3.35-3.45 us here
+and 6.3-7.6 -> 5.2-6.5 us of server CPU side by side (the scores' bisection reads doubles
+in a row instead of a tuple and a float object per probe).
 
 The fast paths: the handler does the keyspace lookup, touch, type check and memory
 accounting itself for the common arity (one element, one field, an integer score, INCR of a
@@ -65,7 +70,7 @@ OPCODE_REQUESTS = REQUESTS # per --opcodes run (the state the timed runs end in)
 OPCODE_READS = 250         # ... of which the last this many reads (x16 commands) are traced
 # Files whose opcodes count as the command layer (handler, keyspace, containers).
 _COMMAND_LAYER = ("/commands/", "/keyspace.py", "/values.py", "/zset.py", "/memory.py",
-                  "/sample_lists.py", "/sortedcontainers/")
+                  "/sample_lists.py", "/score_order.py", "/sortedcontainers/")
 
 
 class _Clock:

@@ -5,14 +5,15 @@ Structure
 A ZSet is two indexes over the same members, kept in step by every method::
 
     scores  dict   member -> score                 O(1) ZSCORE, membership
-    order   SortedList of (score, member) tuples   O(log n) insert, delete, rank, bisect
+    order   ScoreOrder of (score, member) pairs    O(log n) insert, delete, rank, bisect
 
     ZADD z 1 b 1 a 2 c   ->   scores {b: 1, a: 1, c: 2}
                               order  [(1, a), (1, b), (2, c)]   rank 0 1 2
 
-Tuples order by score, then by member bytes, which is Redis's skiplist order (ties broken
-by ``memcmp``).  ``order`` is sortedcontainers' list of sorted sublists, so positional
-access (``order[i]``, rank of a pair) is O(log n) as a skiplist's span counts are.
+Pairs order by score, then by member bytes, which is Redis's skiplist order (ties broken
+by ``memcmp``).  ``order`` (score_order.py) is a list of sorted sublists with the scores
+as C doubles, so positional access (``order[i]``, rank of a pair) is O(log n) as a
+skiplist's span counts are.
 
 Redis 7.0 stores a small sorted set as a listpack and converts it to a skiplist for good
 once it holds more than ``ZSET_MAX_LISTPACK_ENTRIES`` members or a member longer than
@@ -40,9 +41,8 @@ from __future__ import annotations
 
 import math
 
-from sortedcontainers import SortedList
-
 from . import memory
+from .score_order import ScoreOrder
 from .values import index_span
 
 ZSET_MAX_LISTPACK_ENTRIES = 128    # members; Redis 7.0 zset-max-listpack-entries
@@ -162,7 +162,7 @@ class ZSet:
 
     def __init__(self, first_member_len: int = 0):
         self.scores: dict[bytes, float] = {}
-        self.order = SortedList()
+        self.order = ScoreOrder()
         self.mem = memory.CONTAINER_BASE["zset"]
         # Redis 7.0 ZADD creates a skiplist right away only for a long first member.
         self.listpack = first_member_len <= ZSET_MAX_LISTPACK_VALUE
@@ -245,7 +245,7 @@ class ZSet:
         """An independent copy with the same members, encoding and ``mem`` (COPY)."""
         z = ZSet()
         z.scores = dict(self.scores)
-        z.order = SortedList(self.order)
+        z.order = self.order.copy()
         z.mem = self.mem
         z.listpack = self.listpack
         return z
