@@ -33,6 +33,7 @@ Usage::
     .venv/bin/python bench/eviction_cost.py --quick       # 200k-key universe (~2 min)
     .venv/bin/python bench/eviction_cost.py --policies allkeys-lru,allkeys-ahe --fill 0.5
     .venv/bin/python bench/eviction_cost.py --rss         # memory model vs RSS (~4 min)
+    .venv/bin/python bench/eviction_cost.py --redis       # + redis-server's own ratios
     .venv/bin/python bench/eviction_cost.py --inproc      # eviction CPU in-process (~1 min)
 
 ``--inproc`` is the iteration tool for the eviction hot path: no sockets, one process, a
@@ -87,13 +88,20 @@ def taskset(cpu: str) -> list:
 
 
 class Server:
-    """A ferrumkv_py subprocess on a free port, stopped by its PID."""
+    """A ferrumkv_py (or, with ``engine="redis"``, redis-server) subprocess on a free port,
+    stopped by its PID."""
 
-    def __init__(self, policy: str):
+    def __init__(self, policy: str, engine: str = "ferrumkv"):
         self.policy = policy
+        self.label = policy if engine == "ferrumkv" else "redis " + policy
         self.port = free_port()
-        cmd = taskset(SERVER_CPU) + [sys.executable, "-m", "ferrumkv_py", "--port",
-                                     str(self.port), "--maxmemory-policy", policy]
+        if engine == "redis":
+            cmd = taskset(SERVER_CPU) + ["redis-server", "--port", str(self.port), "--bind",
+                                         "127.0.0.1", "--save", "", "--appendonly", "no",
+                                         "--maxmemory-policy", policy]
+        else:
+            cmd = taskset(SERVER_CPU) + [sys.executable, "-m", "ferrumkv_py", "--port",
+                                         str(self.port), "--maxmemory-policy", policy]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
         deadline = time.time() + 30
@@ -171,9 +179,9 @@ def ttl_supported(srv: Server) -> bool:
     return reply == "OK"
 
 
-def prepare(policy: str, protos: dict):
+def prepare(policy: str, protos: dict, engine: str = "ferrumkv"):
     """Start and load one server (at its limit, unless noeviction)."""
-    srv = Server(policy)
+    srv = Server(policy, engine)
     if not ttl_supported(srv):
         srv.stop()
         raise RuntimeError("this build does not support SET ... EX")
@@ -189,7 +197,7 @@ def prepare(policy: str, protos: dict):
         ("get", "setex" if vol else "set")
     srv.samples = {t + sfx: [] for t in srv.tests for sfx in ("", "_cpu_us")}
     srv.evicted = []
-    print("  %-16s loaded %s" % (policy, info.get("db0", "")), flush=True)
+    print("  %-22s loaded %s" % (srv.label, info.get("db0", "")), flush=True)
     return srv
 
 
@@ -385,6 +393,8 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true", help="with --inproc: cProfile tops")
     ap.add_argument("--opcodes", action="store_true",
                     help="with --inproc: interpreted bytecodes per write (deterministic)")
+    ap.add_argument("--redis", action="store_true",
+                    help="also redis-server under its own policies, same rounds (a reference)")
     ap.add_argument("--rss", action="store_true",
                     help="instead: the memory model against RSS (docs/memory.md)")
     args = ap.parse_args()
@@ -409,23 +419,30 @@ def main() -> int:
     t0 = time.time()
     protos = {False: load_protocol(args.keys, args.universe, False),
               True: load_protocol(args.keys, args.universe, True)}
-    servers = []
+    groups = [[]]                   # ours; then redis-server's with --redis
+    servers = groups[0]
     try:
         for policy in ["noeviction"] + policies:
             servers.append(prepare(policy, protos))
+        if args.redis:
+            groups.append([prepare(policy, protos, "redis") for policy in
+                           ["noeviction"] + [p for p in policies if "-ahe" not in p]])
+        everyone = [srv for group in groups for srv in group]
         for r in range(args.rounds):
-            for srv in servers:
+            for srv in everyone:
                 measure(srv, args, protos)
             print("  round %d/%d done (%.0f s)" % (r + 1, args.rounds, time.time() - t0),
                   flush=True)
-        report(servers, args, t0)
-        for srv in servers:
+        for group in groups:
+            report(group, args, t0)
+        for srv in everyone:
             info = srv.info()
             if int(info["maxmemory"]) and int(info["used_memory"]) > int(info["maxmemory"]):
-                print("  %s: used_memory over maxmemory!" % srv.policy)
+                print("  %s: used_memory over maxmemory!" % srv.label)
     finally:
-        for srv in servers:
-            srv.stop()
+        for group in groups:
+            for srv in group:
+                srv.stop()
     return 0
 
 
@@ -441,22 +458,22 @@ def extra_bytes_per_key(srv) -> float:
 
 
 def report(servers: list, args, t0: float) -> None:
-    med = {s.policy: {k: statistics.median(v) for k, v in s.samples.items()} for s in servers}
-    base = med["noeviction"]
-    print("\nnoeviction: GET %.0f/s (%.2f us CPU), SET %.0f/s (%.2f us CPU); with TTL data: "
+    med = {s.label: {k: statistics.median(v) for k, v in s.samples.items()} for s in servers}
+    base = med[servers[0].label]
+    print("\n%s: GET %.0f/s (%.2f us CPU), SET %.0f/s (%.2f us CPU); with TTL data: "
           "GET %.0f/s (%.2f us CPU), SET EX %.0f/s (%.2f us CPU); per-round SET ops/s %s"
-          % (base["get"], base["get_cpu_us"], base["set"], base["set_cpu_us"], base["get_ttl"],
-             base["get_ttl_cpu_us"], base["setex"], base["setex_cpu_us"],
+          % (servers[0].label, base["get"], base["get_cpu_us"], base["set"], base["set_cpu_us"],
+             base["get_ttl"], base["get_ttl_cpu_us"], base["setex"], base["setex_cpu_us"],
              " ".join("%.0f" % x for x in servers[0].samples["set"])))
     print("ratio = the policy's ops/s over noeviction's; cpu = noeviction's CPU per request "
           "over the policy's (medians).  Writes are SET, or SET EX for volatile-*, whose GETs "
           "are set against noeviction's GETs on the same data with TTLs")
-    print("%-16s %9s %6s %6s %9s %6s %6s %9s %9s %9s" % (
+    print("%-22s %9s %6s %6s %9s %6s %6s %9s %9s %9s" % (
         "policy", "write/s", "ratio", "cpu", "GET/s", "ratio", "cpu", "evict/op", "evict us",
         "extra B/k"))
     worst_tp = worst_cpu = 1.0
     for s in servers[1:]:
-        m = med[s.policy]
+        m = med[s.label]
         w = s.tests[1]
         g = "get_ttl" if w == "setex" else "get"
         rs, rg = m[w] / base[w], m["get"] / base[g]
@@ -464,8 +481,8 @@ def report(servers: list, args, t0: float) -> None:
         worst_tp, worst_cpu = min(worst_tp, rs, rg), min(worst_cpu, cs, cg)
         per_op = statistics.median(s.evicted) / args.requests
         extra = (m[w + "_cpu_us"] - base[w + "_cpu_us"]) / per_op if per_op else 0.0
-        print("%-16s %9.0f %6.2f %6.2f %9.0f %6.2f %6.2f %9.3f %9.1f %9.2f" % (
-            s.policy, m[w], rs, cs, m["get"], rg, cg, per_op, extra, extra_bytes_per_key(s)))
+        print("%-22s %9.0f %6.2f %6.2f %9.0f %6.2f %6.2f %9.3f %9.1f %9.2f" % (
+            s.label, m[w], rs, cs, m["get"], rg, cg, per_op, extra, extra_bytes_per_key(s)))
     print("\nworst ratio: throughput %.2f, CPU %.2f (goal >= %.2f); %.0f s"
           % (worst_tp, worst_cpu, GOAL_RATIO, time.time() - t0))
 

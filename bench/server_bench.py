@@ -9,6 +9,7 @@ Parts (``--parts``, all by default):
               ``-c 50 -r 100000 -d 100`` with ``-P 1`` and ``-P 16``;
   eviction    SET/GET -P 16 with maxmemory 64mb over a 2M-key space (several times what
               fits), allkeys-lru and allkeys-ahe against the same server's noeviction;
+              redis-server's own allkeys-lru against its noeviction, as the yardstick;
   shadow      the litehit shadow's cost: SET/GET -P 16 with the shadow exact and sampled
               (1/8) against off;
   memory      RSS growth per key after loading 1M 100-byte string values;
@@ -188,33 +189,39 @@ def part_throughput(args, table: list) -> None:
 
 
 def part_eviction(args, table: list) -> None:
-    """Three servers at once (noeviction, allkeys-lru, allkeys-ahe), runs interleaved."""
+    """Our three servers (noeviction, allkeys-lru, allkeys-ahe) and, as the yardstick,
+    redis-server under noeviction and allkeys-lru with the same limit: runs interleaved."""
     n = args.requests * P16_REQUEST_FACTOR
-    policies = ("noeviction", "allkeys-lru", "allkeys-ahe")
+    limit = ["--maxmemory", EVICTION_MAXMEMORY, "--maxmemory-policy"]
+    servers = (("noeviction", "ferrumkv", []),
+               ("allkeys-lru", "ferrumkv", limit + ["allkeys-lru"]),
+               ("allkeys-ahe", "ferrumkv", limit + ["allkeys-ahe"]),
+               ("redis noeviction", "redis", []),
+               ("redis allkeys-lru", "redis", limit + ["allkeys-lru"]))
     procs = {}
     try:
-        for policy in policies:
-            procs[policy] = Proc("ferrumkv", ["--maxmemory", EVICTION_MAXMEMORY,
-                                              "--maxmemory-policy", policy]
-                                 if policy != "noeviction" else [])
-        got: dict = {(p, t): [] for p in policies for t in ("set", "get")}
+        for name, kind, extra in servers:
+            procs[name] = Proc(kind, extra)
+        got: dict = {(name, t): [] for name in procs for t in ("set", "get")}
         for _ in range(args.reps):
             for test in ("set", "get"):
-                for policy in policies:
-                    got[(policy, test)].append(bench(procs[policy], test, n, 16,
-                                                     keyspace=EVICTION_KEYSPACE))
-        for policy in policies:
-            info = procs[policy].cli("info", "stats")
+                for name, proc in procs.items():
+                    got[(name, test)].append(bench(proc, test, n, 16,
+                                                   keyspace=EVICTION_KEYSPACE))
+        for name, proc in procs.items():
+            info = proc.cli("info", "stats")
             evicted = [line for line in info.splitlines() if line.startswith("evicted_keys")]
-            print("  %-12s %s" % (policy, evicted[0].strip() if evicted else ""))
+            print("  %-18s %s" % (name, evicted[0].strip() if evicted else ""))
     finally:
         for proc in procs.values():
             proc.stop()
-    for policy in policies[1:]:
+    for name, base, label in (("allkeys-lru", "noeviction", "%s -P 16 allkeys-lru"),
+                              ("allkeys-ahe", "noeviction", "%s -P 16 allkeys-ahe"),
+                              ("redis allkeys-lru", "redis noeviction",
+                               "%s -P 16 allkeys-lru, redis-server itself")):
         for test in ("set", "get"):
-            add_row(table, "%s -P 16 %s" % (test.upper(), policy),
-                    median_result(got[(policy, test)]),
-                    median_result(got[("noeviction", test)]), "noeviction")
+            add_row(table, label % test.upper(), median_result(got[(name, test)]),
+                    median_result(got[(base, test)]), base)
 
 
 def part_shadow(args, table: list) -> None:
