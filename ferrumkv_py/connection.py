@@ -42,6 +42,10 @@ _MULTI_NO_OOM = frozenset({"exec", "discard", "quit", "reset"})
 # Bulk reply headers (``$<len>\r\n``) of the inline path, by payload length.
 BULK_PREFIXES = 1024
 _BULK_PREFIX = tuple(b"$%d\r\n" % n for n in range(BULK_PREFIXES))
+# Integer replies (``:<n>\r\n``) of the inline path, 0 <= n < INT_REPLIES: 100 -> 30 ns a
+# reply (timeit), for the 0 / 1 of SADD, HSET, ZADD, DEL, EXISTS and INCR's small counters.
+INT_REPLIES = 1024
+_INT_REPLY = tuple(b":%d\r\n" % n for n in range(INT_REPLIES))
 
 
 class Client(asyncio.Protocol):
@@ -186,7 +190,8 @@ class Client(asyncio.Protocol):
                         elif reply is None:
                             append(b"_\r\n" if self.proto == 3 else b"$-1\r\n")
                         elif t is int:
-                            append(b":%d\r\n" % reply)
+                            append(_INT_REPLY[reply] if 0 <= reply < INT_REPLIES
+                                   else b":%d\r\n" % reply)
                         else:
                             append(encode(reply, self.proto))
                         shadow = server.shadow
