@@ -27,10 +27,14 @@ Complexity: O(frames + arguments) -- the header bytes are read, the payloads are
 
 from __future__ import annotations
 
+import logging
+
 try:
     from numba import njit
 except ImportError:  # pragma: no cover - numba is a declared dependency
     njit = None
+
+log = logging.getLogger("ferrumkv")
 
 MAX_FRAME_ARGS = 99_999     # counts of 6+ digits are resp_hiredis._BIG_COUNT's case
 
@@ -95,8 +99,18 @@ def _whole_frames(buf, max_len):
     return frames, end
 
 
-if njit is not None:
-    whole_frames = njit(cache=True, nogil=True)(_whole_frames)
-    whole_frames(b"*1\r\n$4\r\nPING\r\n", 512)   # compile (or load the cache) now, not mid-read
-else:  # pragma: no cover
-    whole_frames = None
+def _compile():
+    """The compiled scanner, or None (the reader then checks every frame in Python)."""
+    if njit is None:  # pragma: no cover
+        return None
+    try:
+        scan = njit(cache=True, nogil=True)(_whole_frames)
+        scan(b"*1\r\n$4\r\nPING\r\n", 512)   # compile (or load the cache) now, not mid-read
+    except Exception:  # pragma: no cover - a platform numba cannot compile for
+        log.warning("resp_scan: no compiled frame scanner, frames are checked in Python",
+                    exc_info=True)
+        return None
+    return scan
+
+
+whole_frames = _compile()

@@ -81,3 +81,8 @@ def test_agrees_with_the_python_reader(tokens, cut, max_len):
 def test_many_arguments():
     frame = mb(*[b"%d" % i for i in range(3000)])
     assert both(frame * 2, 1 << 20) == (2, 2 * len(frame))
+
+
+def test_the_largest_proto_max_bulk_len():
+    """CONFIG allows proto-max-bulk-len up to LLONG_MAX: the compiled call takes it."""
+    assert both(GET * 2, 2 ** 63 - 1) == (2, 2 * len(GET))
