@@ -322,3 +322,61 @@ zrange z 0
 @pytest.mark.needs_redis
 def test_same_replies_as_redis(redis_server, server):
     assert assert_same_as_redis(redis_server, server.port, ZSET_SCRIPT) > 300
+
+
+def _big_zset_script(seed: int) -> str:
+    """Sets of 3000 members (several ScoreOrder sublists), then ranks, ranges, removals and
+    updates at random positions; one set with tied scores, one all at score 0 (lex)."""
+    rng = random.Random(seed)
+    lines = []
+    scores = ["-inf", "-2.5", "0", "1", "1", "7.25", "inf"]
+    for i in range(0, 3000, 100):
+        pairs = []
+        for k in range(i, i + 100):
+            s = rng.choice(scores) if rng.random() < 0.4 else "%d" % rng.randrange(-500, 500)
+            pairs.append("%s m%04d" % (s, k))
+        lines.append("zadd big " + " ".join(pairs))
+        lines.append("zadd lex " + " ".join("0 w%04d" % k for k in range(i, i + 100)))
+    for _ in range(150):
+        op = rng.randrange(9)
+        a, b = sorted(rng.randrange(-3100, 3100) for _ in range(2))
+        m = "m%04d" % rng.randrange(3000)
+        if op == 0:
+            lines.append("zrank big %s" % m)
+            lines.append("zrevrank big %s" % m)
+        elif op == 1:
+            lines.append("zrange big %d %d withscores" % (a, a + rng.randrange(40)))
+        elif op == 2:
+            lo, hi = sorted(rng.randrange(-520, 520) for _ in range(2))
+            lines.append("zrangebyscore big (%d %d withscores limit %d 30"
+                         % (lo, hi, rng.randrange(50)))
+            lines.append("zcount big %d (%d" % (lo, hi))
+        elif op == 3:
+            lo, hi = sorted("w%04d" % rng.randrange(3000) for _ in range(2))
+            lines.append("zrangebylex lex [%s (%s limit 0 25" % (lo, hi))
+            lines.append("zlexcount lex (%s [%s" % (lo, hi))
+        elif op == 4:
+            lines.append("zremrangebyrank big %d %d" % (a, a + rng.randrange(20)))
+        elif op == 5:
+            lines.append("zpopmin big %d" % rng.randrange(1, 4))
+            lines.append("zpopmax big %d" % rng.randrange(1, 4))
+        elif op == 6:
+            lines.append("zrem big %s m%04d" % (m, rng.randrange(3000)))
+            lines.append("zrem lex w%04d" % rng.randrange(3000))
+        elif op == 7:
+            lines.append("zadd big %s %s" % (rng.choice(scores + ["%d" % rng.randrange(99)]), m))
+            lines.append("zincrby big 1.5 %s" % m)
+        else:
+            lines.append("zremrangebyscore big %d %d" % (a // 10, a // 10 + 3))
+            lines.append("zcard big")
+    lines.append("zrange big 0 -1 withscores")
+    lines.append("zrange lex 0 -1")
+    return "\n".join(lines)
+
+
+@pytest.mark.needs_redis
+@pytest.mark.parametrize("seed", [1, 2])
+def test_big_sets_same_replies_as_redis(redis_server, server, seed):
+    redis.Redis(port=redis_server).delete("big", "lex")     # ours is a fresh server
+    assert assert_same_as_redis(redis_server, server.port, _big_zset_script(seed)) > 600
+    check(server)
