@@ -213,8 +213,8 @@ class RequestReader:
                     p = 0
             else:
                 # resp_scan checks the read's leading whole frames in one compiled call:
-                # those need no check below (GET -P 16 593 -> 292 ns per command in the
-                # reader, SET 784 -> 343; the scanner's docstring)
+                # those need no check below (get_batch in-process, 16 commands a read:
+                # GET 593 -> 292 ns per command, SET 784 -> 343, ZADD 832 -> 596)
                 k, p = whole_frames(data, self.max_bulk_len)
                 hr = self._hr
                 if p == len(data):      # the usual read: whole canonical frames only

@@ -19,6 +19,7 @@ SCORES = (-math.inf, -2.5, -0.0, 0.0, 1.0, 1.0, 3.0, 7.25, 1e300, math.inf)
 
 @contextlib.contextmanager
 def tiny_sublists(load: int):
+    """score_order's sublists of ``load`` pairs (split above 2 * load, merge below load / 4)."""
     saved = score_order.LOAD, score_order._SPLIT, score_order._MERGE
     score_order.LOAD, score_order._SPLIT, score_order._MERGE = load, 2 * load, load // 4
     try:

@@ -8,22 +8,25 @@ import random
 
 import pytest
 
-from ferrumkv_py import memory, score_order
+from ferrumkv_py import memory
 from ferrumkv_py.zset import (LEX_MAX, LEX_MIN, ZSET_MAX_LISTPACK_ENTRIES,
                               ZSET_MAX_LISTPACK_VALUE, LexRange, ScoreRange, ZSet, parse_lex_item,
                               score_text)
 
+from tests.ferrumkv.test_score_order import tiny_sublists
+
 SCORES = [-math.inf, -2.5, -1.0, 0.0, 0.5, 1.0, 1.0, 3.0, 7.25, math.inf]
 
 
-@pytest.fixture(autouse=True, params=["shipped sublists", "sublists of 4"])
-def sublists(request, monkeypatch):
+@pytest.fixture(autouse=True, params=["shipped sublists", "sublists of 8"])
+def sublists(request):
     """Every test twice: with score_order's real LOAD (these sets fit one sublist) and with
-    sublists of 4, so the ranges, ranks and deletes cross sublists, splits and merges."""
-    if request.param == "sublists of 4":
-        monkeypatch.setattr(score_order, "LOAD", 4)
-        monkeypatch.setattr(score_order, "_SPLIT", 8)
-        monkeypatch.setattr(score_order, "_MERGE", 2)
+    sublists of 8, so the ranges, ranks and deletes cross sublists, splits and merges."""
+    if request.param == "sublists of 8":
+        with tiny_sublists(8):
+            yield
+    else:
+        yield
 
 
 def naive(model: dict) -> list:
