@@ -21,7 +21,8 @@ Usage::
         --requests 100000 --rate 5000
 
 A configuration is ``name=value+name=value`` (server config), configurations are separated
-by ``;``.  Outputs: ``docs/ahe_convergence.csv`` and ``docs/img/ahe_convergence.png``.
+by ``;``.  Outputs: ``out/ahe_convergence.csv`` and ``.png`` (``--docs``: the committed
+``research/ahe_convergence.csv`` and ``docs/img/ahe_convergence.png``).
 """
 
 from __future__ import annotations
@@ -179,9 +180,14 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=300_000)
     ap.add_argument("--capacity", type=int, default=1000)
     ap.add_argument("--rate", type=float, default=5000, help="requests/s (0 = unthrottled)")
-    ap.add_argument("--csv", default=os.path.join(ROOT, "docs", "ahe_convergence.csv"))
-    ap.add_argument("--plot", default=os.path.join(ROOT, "docs", "img", "ahe_convergence.png"))
+    ap.add_argument("--csv", default=os.path.join(ROOT, "out", "ahe_convergence.csv"))
+    ap.add_argument("--plot", default=os.path.join(ROOT, "out", "ahe_convergence.png"))
+    ap.add_argument("--docs", action="store_true", help="write the committed "
+                    "research/ahe_convergence.csv and docs/img/ahe_convergence.png")
     args = ap.parse_args()
+    if args.docs:
+        args.csv = os.path.join(ROOT, "research", "ahe_convergence.csv")
+        args.plot = os.path.join(ROOT, "docs", "img", "ahe_convergence.png")
     signal.signal(signal.SIGTERM, _stop_all)
     signal.signal(signal.SIGINT, _stop_all)
     configs = args.configs.split(";")

@@ -62,8 +62,9 @@ WITHIN_POINTS = 0.5         # issue 8: AHE within this of the better of LRU and 
 PARITY_POINTS = 1.0         # issue 8: same stream at two rates within this
 ABOVE_BOTH = ("shift", "shift40", "mixed")
 PARALLEL_MAX_RATE = 5000    # --parallel only runs paced rates up to this side by side
-DEFAULT_OUT = os.path.join(ROOT, "docs", "eviction-quality.md")
-DEFAULT_PLOT = os.path.join(ROOT, "docs", "img", "eviction_quality.png")
+DOCS_OUT = os.path.join(ROOT, "docs", "eviction-quality.md")      # written only with --docs
+DOCS_PLOT = os.path.join(ROOT, "docs", "img", "eviction_quality.png")
+DEFAULT_OUT = os.path.join(ROOT, "out", "eviction-quality.md")
 NOTES_HEADING = "\n## Findings"   # from this heading on, --out is kept when rewritten
 PLOT_SPAN = 8               # the plot shows capacities from C / PLOT_SPAN to C * PLOT_SPAN
 PLOT_SPREAD = 1.07          # the policies' points sit this factor apart around C
@@ -322,15 +323,18 @@ def main() -> int:
                     help="rates up to %d/s: run a workload's policies side by side"
                     % PARALLEL_MAX_RATE)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--out", default=DEFAULT_OUT)
-    ap.add_argument("--plot", help="default: docs/img/eviction_quality.png with the default "
-                    "--out, else --out with .png (an ad-hoc run never overwrites the docs)")
+    ap.add_argument("--out", default=DEFAULT_OUT, help="report (default out/eviction-quality.md)")
+    ap.add_argument("--plot", help="plot (default: --out with .png)")
+    ap.add_argument("--docs", action="store_true",
+                    help="regenerate the committed report and plot (docs/eviction-quality.md, "
+                    "docs/img/eviction_quality.png); other runs never touch docs/")
     ap.add_argument("--json", help="also write every result here")
     ap.add_argument("--from-json", help="only rewrite --out and --plot from a saved --json")
     args = ap.parse_args()
+    if args.docs:
+        args.out, args.plot = DOCS_OUT, DOCS_PLOT
     if args.plot is None:
-        args.plot = (DEFAULT_PLOT if os.path.abspath(args.out) == DEFAULT_OUT
-                     else os.path.splitext(args.out)[0] + ".png")
+        args.plot = os.path.splitext(args.out)[0] + ".png"
     signal.signal(signal.SIGTERM, _stop_all)
     signal.signal(signal.SIGINT, _stop_all)
     if args.from_json:

@@ -2,7 +2,7 @@
 
 Two traces, both written to a temporary directory:
 
-- ``mooncake``: the public Mooncake synthetic trace (../shared/traces/, 3,993 requests,
+- ``mooncake``: the public Mooncake synthetic trace (data/traces/, 3,993 requests,
   117,888 accesses, about 30 blocks per request), converted with ``litehit convert``;
 - ``prefix-tree``: a generated multi-turn trace (``--accesses`` block accesses, default
   3,000,000): sessions start from one of a few shared system prompts and each turn extends
@@ -34,7 +34,7 @@ from litehit.config import parse_config  # noqa: E402
 from litehit.convert import convert_mooncake  # noqa: E402
 from litehit.offline import FACTS_FILE_NAME, run_replay  # noqa: E402
 
-MOONCAKE_TRACE = os.path.join(ROOT, "..", "shared", "traces", "mooncake_synthetic_trace.jsonl")
+MOONCAKE_TRACE = os.path.join(ROOT, "data", "traces", "mooncake_synthetic_trace.jsonl")
 MOONCAKE_BLOCK_TOKENS = 512
 TREE_BLOCK_TOKENS = 256
 TREE_SYSTEM_PROMPTS = 8

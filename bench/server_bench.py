@@ -22,7 +22,8 @@ Every network run reports ops/s, p50/p99 latency (ms) and the server's CPU time 
 (``/proc/PID/stat``; while other jobs share the machine, ops/s moves a lot from run to run,
 CPU per request much less).  ``ratio`` is ops/s against the reference, ``cpu ratio`` is the
 reference's CPU per request over ours.  The Markdown table (``--out``, default
-``docs/benchmarks.md``) states each goal of issue 7 and whether this run met it.
+``out/benchmarks.md``; ``--docs`` rewrites the committed ``docs/benchmarks.md``) states each
+goal of issue 7 and whether this run met it.
 
 ``--ref-root DIR`` makes the reference a ferrumkv_py source tree instead of redis-server
 (e.g. an ``git archive`` export of an older commit): a before/after run of the same machine
@@ -495,8 +496,12 @@ def main() -> int:
     ap.add_argument("--tests", default=",".join(TESTS), help="throughput / dispatch tests")
     ap.add_argument("--parts", default="throughput,eviction,shadow,memory,dispatch")
     ap.add_argument("--ref-root", help="compare with this ferrumkv_py tree, not redis-server")
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "benchmarks.md"))
+    ap.add_argument("--docs", action="store_true",
+                    help="write the committed docs/benchmarks.md (its Findings are kept)")
     args = ap.parse_args()
+    if args.docs:
+        args.out = os.path.join(ROOT, "docs", "benchmarks.md")
     if args.ref_root:
         args.ref_root = os.path.abspath(args.ref_root)
     if args.quick:

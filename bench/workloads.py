@@ -4,7 +4,7 @@ Each generator takes (n requests, capacity C in keys, seed) and returns a ``Stre
 key id per request, an optional TTL (seconds) per key id, named phases and the burst / scan
 windows inside them.  Every length is a multiple of C, so a stream has the same shape,
 *relative to the cache*, at any cache size; n only decides how many periods it holds.  The
-shapes follow the shared simulator's workloads (``/work/shared/tools/evsim``, C = 10k there),
+shapes follow the evsim simulator's workloads (``research/evsim_ahe/workloads.py``, C = 10k there),
 so live results can be set beside the simulator's:
 
   zipf     Zipf(0.9) over a key space 100 C (a cache holds the head; frequency helps)

@@ -4,7 +4,7 @@ the request rate, steered by duels between recency's and frequency's choices.
 It keeps the contract of the design as written (``ahe.py``: one policy, a blend of recency,
 frequency and TTL urgency, ``ahe_alpha`` / ``ahe_last_hit_ratio`` in INFO, O(samples) per
 eviction) and changes what the terms are measured in and what moves alpha.  The simulator
-study behind every constant: ``docs/ahe-adaptive.md`` (``bench/evsim_ahe/``).
+study behind every constant: ``docs/ahe-adaptive.md`` (``research/evsim_ahe/``).
 
 Score (higher = evicted first)
 ------------------------------

@@ -1,4 +1,4 @@
-"""The ``litehit`` command line: convert -> replay -> query -> plot on the shared Mooncake
+"""The ``litehit`` command line: convert -> replay -> query -> plot on the public Mooncake
 trace with the committed config, exit codes and messages, flags, and the entry points."""
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import sys
 
 import pytest
 
+from tests.litehit.data import MOONCAKE_SYNTHETIC
 from litehit.cli import main
 from litehit.config import load_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MOONCAKE = os.path.join(ROOT, "..", "shared", "traces", "mooncake_synthetic_trace.jsonl")
+MOONCAKE = MOONCAKE_SYNTHETIC
 CONF = os.path.join(ROOT, "conf", "litehit-mooncake.json")
 
 

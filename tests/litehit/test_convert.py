@@ -1,4 +1,4 @@
-"""Mooncake -> standard trace conversion: exact output, failures, the shared trace."""
+"""Mooncake -> standard trace conversion: exact output, failures, the public Mooncake trace."""
 from __future__ import annotations
 
 import json
@@ -7,9 +7,9 @@ import os
 import pytest
 
 from litehit.convert import ConvertError, convert_mooncake
+from tests.litehit.data import MOONCAKE_SYNTHETIC
 
-MOONCAKE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "traces",
-                        "mooncake_synthetic_trace.jsonl")
+MOONCAKE = MOONCAKE_SYNTHETIC
 
 
 def convert(tmp_path, text, **kwargs):

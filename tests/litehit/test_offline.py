@@ -18,14 +18,14 @@ from litehit.offline import FACTS_FILE_NAME, ReplayError, run_replay
 from litehit.preprocess import normalize_request
 from litehit.projector import HitCurveProjector
 from litehit.query import iter_fact_batches, run_query
+from tests.litehit.data import MOONCAKE_SYNTHETIC
 
 try:
     from .oracle import NaiveLRUOracle
 except ImportError:
     from oracle import NaiveLRUOracle
 
-MOONCAKE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "traces",
-                        "mooncake_synthetic_trace.jsonl")
+MOONCAKE = MOONCAKE_SYNTHETIC
 TRACE_BLOCK = 4
 
 

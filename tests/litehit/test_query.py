@@ -1,5 +1,5 @@
 """Facts query: byte-exact output on hand-made facts, C's %g, malformed rows, and the
-published kimi facts against the figures in shared/traces/README.md."""
+published kimi facts against the figures in data/traces/README.md."""
 from __future__ import annotations
 
 import ctypes
@@ -11,10 +11,10 @@ import struct
 
 import pytest
 
+from tests.litehit.data import KIMI_FACTS
 from litehit.query import FactsError, format_g, parse_capacity_gb, run_query
 
-KIMI = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "traces",
-                    "kimi_k3_tp8_litehit_facts.csv")
+KIMI = KIMI_FACTS
 HEADER = "trace_id,instance_id,timestamp_ns,input_token_len,block_size_tokens,block_bytes," \
          "hit_curve\n"
 QUARTER_GB = 268435456                  # 1 GB = 4 blocks
