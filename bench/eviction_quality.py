@@ -82,6 +82,13 @@ def parse_policy(spec: str) -> tuple[str, list[str]]:
     return policy, args
 
 
+def curve_points(reply) -> list:
+    """(capacity in keys, exact hit rate) pairs from a RESP2 LITEHIT CURVE reply."""
+    top = dict(zip(reply[::2], reply[1::2]))
+    points = [dict(zip(p[::2], p[1::2])) for p in top[b"points"]]
+    return [(int(p[b"capacity_keys"]), float(p[b"exact_hit_rate"])) for p in points]
+
+
 def run_one(workload: str, policy_spec: str, args, stream, rate: float) -> dict:
     cost = key_cost()
     _, pargs = parse_policy(policy_spec)
@@ -107,7 +114,7 @@ def run_one(workload: str, policy_spec: str, args, stream, rate: float) -> dict:
         "alpha": mem.get("ahe_alpha", ""), "ahe_extra_memory": int(mem.get("ahe_extra_memory", 0)),
         "duels": {k: int(v) for k, v in mem.items() if k.startswith("ahe_duels")},
         "phases": [(name, sum(hit[a:b]) / max(b - a, 1)) for name, a, b in stream.phases],
-        "curve": [(int(c), float(r)) for c, r in curve], "seconds": elapsed,
+        "curve": curve_points(curve), "seconds": elapsed,
         "achieved_rate": n / elapsed,
     }
 

@@ -108,6 +108,8 @@ TABLE: tuple[ConfigSpec, ...] = (
       doc="record the access stream as a litehit trace (JSONL) in dir (empty = off)"),
     S("litehit-shadow-sample", "float", 1.0, True, 0.0001, 1.0,
       doc="share of keys the shadow replays (SHARDS spatial sampling; 1 = every key, exact)"),
+    S("litehit-window-seconds", "int", 60, True, 1, 86400,
+      doc="span of the shadow's windowed hit rates (INFO litehit_window_*), seconds"),
 )
 del S
 
