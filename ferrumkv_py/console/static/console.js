@@ -113,9 +113,11 @@ function update(s) {
   const now = s.time_ms;
   const row = {t: now, alpha: num(mem.ahe_alpha), used: mem.used_memory,
                max: mem.maxmemory || null,
-               real: num(lit.litehit_window_real_hit_rate), exact: num(lit.litehit_window_exact_hit_rate),
-               rreal: num(lit.litehit_window_reuse_real_hit_rate),
-               rexact: num(lit.litehit_window_reuse_exact_hit_rate),
+               // a rate over no reads is no data, not 0 %
+               real: lit.litehit_window_blocks ? num(lit.litehit_window_real_hit_rate) : null,
+               exact: lit.litehit_window_blocks ? num(lit.litehit_window_exact_hit_rate) : null,
+               rreal: lit.litehit_window_reuse_blocks ? num(lit.litehit_window_reuse_real_hit_rate) : null,
+               rexact: lit.litehit_window_reuse_blocks ? num(lit.litehit_window_reuse_exact_hit_rate) : null,
                ops: null, evict: null, dr: null, df: null};
   if (prev && now > prev.t) {
     const dt = (now - prev.t) / 1000;
