@@ -48,8 +48,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.workloads import (WORKLOADS, Server, _stop_all, check_size,  # noqa: E402
-                             key_cost, replay)
+from bench.workloads import (WORKLOADS, _stop_all, add_target_args, check_size,  # noqa: E402
+                             key_cost, replay, target_server)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_POLICIES = ("allkeys-lru,allkeys-lru/10,allkeys-lfu,allkeys-random,"
@@ -92,8 +92,8 @@ def curve_points(reply) -> list:
 def run_one(workload: str, policy_spec: str, args, stream, rate: float) -> dict:
     cost = key_cost()
     _, pargs = parse_policy(policy_spec)
-    srv = Server(["--maxmemory", str(args.capacity * cost), "--litehit-shadow", "yes",
-                  "--litehit-block-bytes", str(cost), "--hz", "10"] + pargs)
+    srv = target_server(args, ["--maxmemory", str(args.capacity * cost), "--litehit-shadow",
+                               "yes", "--litehit-block-bytes", str(cost), "--hz", "10"] + pargs)
     try:
         conn = srv.conn
         hit, elapsed = replay(conn, stream, rate)
@@ -330,6 +330,7 @@ def main() -> int:
                     help="rates up to %d/s: run a workload's policies side by side"
                     % PARALLEL_MAX_RATE)
     ap.add_argument("--quick", action="store_true")
+    add_target_args(ap)
     ap.add_argument("--out", default=DEFAULT_OUT, help="report (default out/eviction-quality.md)")
     ap.add_argument("--plot", help="plot (default: --out with .png)")
     ap.add_argument("--docs", action="store_true",
@@ -338,6 +339,8 @@ def main() -> int:
     ap.add_argument("--json", help="also write every result here")
     ap.add_argument("--from-json", help="only rewrite --out and --plot from a saved --json")
     args = ap.parse_args()
+    if args.port and args.parallel:
+        ap.error("--parallel needs a server per policy: it cannot share one --port server")
     if args.docs:
         args.out, args.plot = DOCS_OUT, DOCS_PLOT
     if args.plot is None:

@@ -239,3 +239,17 @@ def test_page_in_a_real_browser_shows_info(console):
         driver.save_screenshot(os.path.join(ROOT, "out", "console.png"))
     finally:
         driver.quit()
+
+
+def test_grafana_dashboard_names_only_metrics_we_export(console):
+    """conf/grafana-ferrumkv.json plots what /metrics serves (no drifted metric names)."""
+    import re
+    from prometheus_client.parser import text_string_to_metric_families
+    with open(os.path.join(ROOT, "conf", "grafana-ferrumkv.json")) as f:
+        dash = json.load(f)
+    exprs = [t["expr"] for p in dash["panels"] for t in p["targets"]]
+    used = set(re.findall(r"\b((?:redis|ferrumkv)_[a-z_]+)\b", " ".join(exprs)))
+    served = set()
+    for family in text_string_to_metric_families(http(console.port, "/metrics")[1].decode()):
+        served |= {s.name for s in family.samples}
+    assert used and used <= served, used - served
