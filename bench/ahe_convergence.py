@@ -36,7 +36,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.workloads import WORKLOADS, Conn, Server, _stop_all, key_cost, replay  # noqa: E402
+from bench.workloads import (WORKLOADS, Conn, _stop_all, add_target_args, key_cost,  # noqa: E402
+                             replay, target_server)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRAPE_INTERVAL_S = 0.1
@@ -64,14 +65,16 @@ def run(config: str, seed: int, args) -> list[dict]:
     for item in filter(None, config.split("+")):
         k, _, v = item.partition("=")
         extra += ["--" + k, v]
-    srv = Server(["--maxmemory", str(args.capacity * key_cost()),
-                  "--maxmemory-policy", args.policy, "--hz", "10"] + extra)
+    srv = target_server(args, ["--maxmemory", str(args.capacity * key_cost()),
+                               "--maxmemory-policy", args.policy, "--hz", "10"] + extra)
     done = [0]
     rows: list[dict] = []
     stop = threading.Event()
 
     def scrape() -> None:
-        conn = Conn(srv.port)
+        conn = Conn(srv.port, getattr(srv, "host", "127.0.0.1"))
+        if args.password:
+            conn.pipeline([[b"AUTH", args.password.encode()]])
         t0 = time.perf_counter()
         last_h = last_m = 0
         while not stop.is_set():
@@ -180,6 +183,7 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=300_000)
     ap.add_argument("--capacity", type=int, default=1000)
     ap.add_argument("--rate", type=float, default=5000, help="requests/s (0 = unthrottled)")
+    add_target_args(ap)
     ap.add_argument("--csv", default=os.path.join(ROOT, "out", "ahe_convergence.csv"))
     ap.add_argument("--plot", default=os.path.join(ROOT, "out", "ahe_convergence.png"))
     ap.add_argument("--docs", action="store_true", help="write the committed "

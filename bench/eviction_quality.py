@@ -48,8 +48,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from bench.workloads import (WORKLOADS, Server, _stop_all, check_size,  # noqa: E402
-                             key_cost, replay)
+from bench.workloads import (WORKLOADS, _stop_all, add_target_args, check_size,  # noqa: E402
+                             key_cost, replay, target_server)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_POLICIES = ("allkeys-lru,allkeys-lru/10,allkeys-lfu,allkeys-random,"
@@ -82,11 +82,18 @@ def parse_policy(spec: str) -> tuple[str, list[str]]:
     return policy, args
 
 
+def curve_points(reply) -> list:
+    """(capacity in keys, exact hit rate) pairs from a RESP2 LITEHIT CURVE reply."""
+    top = dict(zip(reply[::2], reply[1::2]))
+    points = [dict(zip(p[::2], p[1::2])) for p in top[b"points"]]
+    return [(int(p[b"capacity_keys"]), float(p[b"exact_hit_rate"])) for p in points]
+
+
 def run_one(workload: str, policy_spec: str, args, stream, rate: float) -> dict:
     cost = key_cost()
     _, pargs = parse_policy(policy_spec)
-    srv = Server(["--maxmemory", str(args.capacity * cost), "--litehit-shadow", "yes",
-                  "--litehit-block-bytes", str(cost), "--hz", "10"] + pargs)
+    srv = target_server(args, ["--maxmemory", str(args.capacity * cost), "--litehit-shadow",
+                               "yes", "--litehit-block-bytes", str(cost), "--hz", "10"] + pargs)
     try:
         conn = srv.conn
         hit, elapsed = replay(conn, stream, rate)
@@ -107,7 +114,7 @@ def run_one(workload: str, policy_spec: str, args, stream, rate: float) -> dict:
         "alpha": mem.get("ahe_alpha", ""), "ahe_extra_memory": int(mem.get("ahe_extra_memory", 0)),
         "duels": {k: int(v) for k, v in mem.items() if k.startswith("ahe_duels")},
         "phases": [(name, sum(hit[a:b]) / max(b - a, 1)) for name, a, b in stream.phases],
-        "curve": [(int(c), float(r)) for c, r in curve], "seconds": elapsed,
+        "curve": curve_points(curve), "seconds": elapsed,
         "achieved_rate": n / elapsed,
     }
 
@@ -323,6 +330,7 @@ def main() -> int:
                     help="rates up to %d/s: run a workload's policies side by side"
                     % PARALLEL_MAX_RATE)
     ap.add_argument("--quick", action="store_true")
+    add_target_args(ap)
     ap.add_argument("--out", default=DEFAULT_OUT, help="report (default out/eviction-quality.md)")
     ap.add_argument("--plot", help="plot (default: --out with .png)")
     ap.add_argument("--docs", action="store_true",
@@ -331,6 +339,8 @@ def main() -> int:
     ap.add_argument("--json", help="also write every result here")
     ap.add_argument("--from-json", help="only rewrite --out and --plot from a saved --json")
     args = ap.parse_args()
+    if args.port and args.parallel:
+        ap.error("--parallel needs a server per policy: it cannot share one --port server")
     if args.docs:
         args.out, args.plot = DOCS_OUT, DOCS_PLOT
     if args.plot is None:

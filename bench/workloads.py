@@ -331,11 +331,55 @@ def _stop_all(signum, _frame) -> None:
     sys.exit(128 + signum)
 
 
+class ExistingServer:
+    """A server someone already runs (``--host``/``--port`` of the benches), to watch a run
+    live on its console.  Each run CONFIG SETs the run's settings (given as ``--name
+    value`` pairs, as for :class:`Server`), then FLUSHALL, CONFIG RESETSTAT and LITEHIT
+    RESET (when the shadow is on): it starts from the same empty state a fresh server has.
+    ``stop()`` only closes the connection."""
+
+    def __init__(self, host: str, port: int, args: list[str], password: str = ""):
+        self.host, self.port = host, port
+        self.conn = Conn(port, host)
+        if password:
+            self._ok([b"AUTH", password.encode()])
+        for name, value in zip(args[0::2], args[1::2]):
+            self._ok([b"CONFIG", b"SET", name.lstrip("-").encode(), value.encode()])
+        self._ok([b"FLUSHALL"])
+        self._ok([b"CONFIG", b"RESETSTAT"])
+        if self.conn.info("litehit").get("litehit_shadow") == "1":
+            self._ok([b"LITEHIT", b"RESET"])
+
+    def _ok(self, argv: list) -> None:
+        reply = self.conn.pipeline([argv])[0]
+        if isinstance(reply, hiredis.ReplyError):
+            raise RuntimeError("%s: %s" % (b" ".join(argv[:3]).decode(), reply))
+
+    def stop(self) -> None:
+        self.conn.sock.close()
+
+
+def target_server(args, settings: list[str]):
+    """The server a run uses: a fresh subprocess, or the one at ``args.port`` (flushed)."""
+    if getattr(args, "port", None):
+        return ExistingServer(args.host, args.port, settings, args.password or "")
+    return Server(settings)
+
+
+def add_target_args(ap) -> None:
+    """``--host``/``--port``/``--password``: run against a server already running."""
+    ap.add_argument("--host", default="127.0.0.1", help="with --port: the server's address")
+    ap.add_argument("--port", type=int, help="run against this running server instead of "
+                    "starting one (each run sets its config and FLUSHALLs it: not for data "
+                    "you keep)")
+    ap.add_argument("--password", help="AUTH password of the --port server")
+
+
 class Conn:
     """A pipelining RESP client on a raw socket, hiredis for the replies."""
 
-    def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+    def __init__(self, port: int, host: str = "127.0.0.1"):
+        self.sock = socket.create_connection((host, port), timeout=60)
         self.reader = hiredis.Reader()
 
     def send(self, commands: list[list[bytes]]) -> None:

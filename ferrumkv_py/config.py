@@ -108,6 +108,12 @@ TABLE: tuple[ConfigSpec, ...] = (
       doc="record the access stream as a litehit trace (JSONL) in dir (empty = off)"),
     S("litehit-shadow-sample", "float", 1.0, True, 0.0001, 1.0,
       doc="share of keys the shadow replays (SHARDS spatial sampling; 1 = every key, exact)"),
+    S("litehit-window-seconds", "int", 60, True, 1, 86400,
+      doc="span of the shadow's windowed hit rates (INFO litehit_window_*), seconds"),
+    # ---- the operator's console (web page, JSON API, Prometheus /metrics) ----
+    S("console-port", "int", 0, True, 0, 65535,
+      doc="HTTP port of the web console and /metrics on the bind addresses (0 = off); "
+          "loopback clients only unless requirepass is set, which it then asks for"),
 )
 del S
 

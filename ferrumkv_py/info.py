@@ -120,6 +120,7 @@ def _memory(server) -> list:
     ks.peak_memory = peak
     rss = rss_bytes()
     mm = server.maxmemory
+    shadow_bytes = server.shadow.memory_bytes() if server.shadow is not None else 0
     fields = [
         ("used_memory", used),
         ("used_memory_human", format_memory_human(used)),
@@ -133,7 +134,10 @@ def _memory(server) -> list:
         ("maxmemory_samples", server.config["maxmemory-samples"]),
         ("mem_fragmentation_ratio", "%.2f" % (rss / used) if used else "0.00"),
         ("mem_allocator", "pymalloc"),
-        ("mem_not_counted_for_evict", 0),
+        # Redis's name for memory outside maxmemory's accounting: here the litehit shadow
+        ("mem_not_counted_for_evict", shadow_bytes),
+        ("litehit_shadow_memory", shadow_bytes),
+        ("litehit_shadow_memory_human", format_memory_human(shadow_bytes)),
     ]
     fields += server.evictor.info_fields()
     return fields

@@ -173,6 +173,8 @@ class Server:
         self.evictor = Evictor(self)
         from .shadow import install as install_shadow
         install_shadow(self)
+        from .console import install as install_console
+        install_console(self)
         self.config.on_change("requirepass", self._set_requirepass)
         self.config.on_change("maxmemory", self._set_maxmemory)
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
@@ -270,9 +272,11 @@ class Server:
         self._cron_task = loop.create_task(self._cron())
         log.log(logging.WARNING - 5, "Ready to accept connections tcp on %s port %d",
                 " ".join(hosts), port)
+        await self.start_console()
 
     async def serve_forever(self) -> None:
         await self._stopped
+        await self.stop_console()
 
     def request_shutdown(self, reason: str = "User requested shutdown...") -> None:
         """SIGTERM / SIGINT / SHUTDOWN: stop accepting, close clients, end serve_forever."""

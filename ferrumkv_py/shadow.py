@@ -25,6 +25,25 @@ kept keys, and a capacity of C blocks reads that stream's curve at floor(C * R).
 no scaling; counts are the kept stream's.  ``docs/litehit.md`` ("In the server") has the
 costs and the measured error.
 
+Honest comparisons: reuses and a window
+---------------------------------------
+Switched on (or reset) in a warm cache, the shadow starts empty while the cache is full, so
+its cumulative exact-LRU rate reads low for a while and the policy looks better than LRU.
+The sound fix is to compare only *reuses*: reads of a block the shadow has already seen in
+this window (a hit at infinite capacity).  A reuse's LRU stack distance counts the distinct
+blocks touched since its previous access, and all of those accesses lie inside the window,
+so whether an LRU of C blocks hits it is known exactly, warm-up or not.  The ``reuse`` rates
+put the server's hits and the exact LRU's hits over that same denominator (in prefix mode a
+request's comparable blocks are its leading blocks seen before; the server's hits there are
+``min(server's prefix hits, seen prefix)``).  First accesses in the window are left out of
+both: the shadow cannot know whether an LRU would have held them.
+
+Cumulative rates dilute a change of workload, so the same counters are also kept per second
+for the last ``litehit-window-seconds`` seconds (``litehit_window_*``).  A window's exact
+hits are counted at the capacity in force when its accesses were replayed; the cumulative
+``litehit_exact_hit_rate`` is recomputed at today's capacity.  Complexity: O(segments) per
+replayed batch, O(window seconds) per INFO.
+
 What is not modelled: DEL, expiry and eviction do not remove blocks from the exact LRU
 (an LRU of that size decides by itself what to drop; a deleted key read again is a miss in
 the server but may be a hit in the shadow), and FLUSHALL is not a reset.  The shadow is the
@@ -39,11 +58,13 @@ give the same numbers as INFO (``tests/ferrumkv/test_shadow.py``).
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import os
 
 import numpy as np
 
+from litehit.advise import advise
 from litehit.core import LiteHit
 from litehit.keyhash import hash_keys
 from litehit.publish import published
@@ -56,6 +77,9 @@ MAX_FACT_BATCHES_BYTES = 256 * 1024 * 1024   # facts kept for LITEHIT SAVE, beyo
 CURVE_DEFAULT_POINTS = 16
 CONSUME_SLICE_KEYS = 4096             # keys replayed per event-loop callback (see cron)
 HASH_MIN = -(1 << 63)                 # Python's hash of bytes: uniform over [-2^63, 2^63)
+# Per-second window counters: [second, read blocks, server hits, exact hits, reuse blocks,
+# server hits on reuses] (exact hits are all on reuses: a first access cannot hit an LRU)
+W_SEC, W_BLOCKS, W_REAL, W_EXACT, W_REUSE, W_REUSE_REAL = range(6)
 
 
 class Shadow:
@@ -65,8 +89,8 @@ class Shadow:
     __slots__ = ("server", "mode", "sample_rate", "keep_all", "keep", "core", "keys",
                  "flags", "single", "_trace", "_seq", "_get", "_mget", "_diff",
                  "_cum", "_max_depth", "requests", "read_blocks", "writes", "inf_hits",
-                 "real_hits", "_facts", "_facts_bytes", "facts_dropped", "_last_ns",
-                 "_slicing", "_closed")
+                 "real_hits", "reuse_real_hits", "_window", "_facts", "_facts_bytes",
+                 "facts_dropped", "_last_ns", "_slicing", "_closed")
 
     def __init__(self, server):
         self.server = server
@@ -270,11 +294,20 @@ class Shadow:
             if self.mode == "prefix":
                 miss_pos = np.minimum.reduceat(
                     np.where(hit, np.iinfo(np.int64).max, np.arange(len(hit))), read_starts)
-                self.real_hits += int(np.minimum(miss_pos - read_starts, read_sizes).sum())
+                real = np.minimum(miss_pos - read_starts, read_sizes)
             else:
-                self.real_hits += int(hit[read_starts].sum())
-            # Keep the read facts (flat arrays) for LITEHIT SAVE.
+                real = hit[read_starts].astype(np.int64)
+            # Reuses: each read request's blocks seen before (its hits at infinite capacity)
             counts = np.diff(seg_off)[is_read]
+            seen = np.bincount(np.repeat(np.arange(n_read), counts), weights=r,
+                               minlength=n_read).astype(np.int64)
+            real_hits = int(real.sum())
+            reuse_real = int(np.minimum(real, seen).sum())
+            self.real_hits += real_hits
+            self.reuse_real_hits += reuse_real
+            self._count_window(int(read_sizes.sum()), real_hits, self._exact_now(s, r),
+                               int(r.sum()), reuse_real)
+            # Keep the read facts (flat arrays) for LITEHIT SAVE.
             new_off = np.zeros(n_read + 1, dtype=np.int64)
             np.cumsum(counts, out=new_off[1:])
             batch = (self._last_ns, read_sizes.astype(np.int64), new_off, s, r, self._seq)
@@ -285,6 +318,44 @@ class Shadow:
                 old = self._facts.pop(0)
                 self._facts_bytes -= sum(a.nbytes for a in old[1:5])
                 self.facts_dropped += len(old[1])
+
+    def _exact_now(self, start, run) -> int:
+        """Exact LRU hits of these read segments at today's capacity: block i of a segment
+        hits at capacity c >= start + i (as :meth:`hits_at` sums them).  Complexity: O(len)."""
+        cap = self.capacity_blocks()
+        if cap < 0:
+            return int(run.sum())
+        if not self.keep_all:
+            cap = int(cap * self.sample_rate)
+        return int(np.clip(cap - start + 1, 0, run).sum())
+
+    def _count_window(self, blocks: int, real: int, exact: int, reuse: int,
+                      reuse_real: int) -> None:
+        """Add one replayed batch to the current second's window counters."""
+        sec = self.server.ks.now_ms // 1000
+        w = self._window
+        if not w or w[-1][W_SEC] != sec:
+            w.append([sec, 0, 0, 0, 0, 0])
+            horizon = sec - self.server.config["litehit-window-seconds"]
+            while w[0][W_SEC] <= horizon:
+                w.popleft()
+        b = w[-1]
+        b[W_BLOCKS] += blocks
+        b[W_REAL] += real
+        b[W_EXACT] += exact
+        b[W_REUSE] += reuse
+        b[W_REUSE_REAL] += reuse_real
+
+    def window_totals(self) -> list:
+        """[blocks, server hits, exact hits, reuse blocks, server hits on reuses] of the last
+        ``litehit-window-seconds`` seconds.  Complexity: O(seconds in the window)."""
+        horizon = self.server.ks.now_ms // 1000 - self.server.config["litehit-window-seconds"]
+        tot = [0, 0, 0, 0, 0]
+        for b in self._window:
+            if b[W_SEC] > horizon:
+                for i in range(5):
+                    tot[i] += b[i + 1]
+        return tot
 
     def _write_trace(self, ids, offsets, is_read, now_ns: int, seq: int) -> None:
         out = []
@@ -338,12 +409,39 @@ class Shadow:
             return int(self._cum[-1])
         return int(self._cum[capacity])
 
-    def rate(self, hits: int) -> float:
-        return hits / self.read_blocks if self.read_blocks else 0.0
+    def rate(self, hits: int, blocks: int | None = None) -> float:
+        """hits / blocks (default: every read block of the window); 0 when there are none."""
+        if blocks is None:
+            blocks = self.read_blocks
+        return hits / blocks if blocks else 0.0
 
     def slots(self) -> list:
         text = self.server.config["litehit-capacities"]
         return [int(x) for x in text.replace(",", " ").split()]
+
+    def top_capacity(self) -> int:
+        """A capacity (full-stream blocks) at which the curve is flat: every reuse hits."""
+        top = self._max_depth + 1
+        if not self.keep_all:
+            top = int(top / self.sample_rate) + 1
+        return top
+
+    def advice(self, target: float | None) -> dict:
+        """LITEHIT ADVISE: litehit.advise on the live curve, plus where the server's own
+        policy sits against exact LRU on the same reuses (module docstring)."""
+        out = advise(self.hits_at, self.read_blocks, self.top_capacity(),
+                     self.capacity_blocks(), self.block_bytes(), target)
+        cap = self.capacity_blocks()
+        reuse_real = self.rate(self.reuse_real_hits, self.inf_hits)
+        reuse_exact = self.rate(self.hits_at(cap), self.inf_hits)
+        out["real_hit_rate"] = self.rate(self.real_hits)
+        out["reuse_blocks"] = self.inf_hits
+        out["reuse_real_hit_rate"] = reuse_real
+        out["reuse_exact_hit_rate"] = reuse_exact
+        out["policy_vs_exact_lru_points"] = 100.0 * (reuse_real - reuse_exact)
+        if not self.keep_all:
+            out["sample_rate"] = self.sample_rate
+        return out
 
     def curve(self, points: int) -> list:
         """(capacity, hit rate) at ``points`` capacities spaced on a log scale up to the
@@ -370,6 +468,26 @@ class Shadow:
             ("litehit_exact_hit_rate_inf", "%.6f" % self.rate(self.inf_hits)),
             ("litehit_real_hit_rate", "%.6f" % self.rate(self.real_hits)),
         ]
+        exact = self.hits_at(cap)
+        wb, wreal, wexact, wreuse, wreuse_real = self.window_totals()
+        fields += [
+            # counters, for scrapers that take their own deltas
+            ("litehit_real_hits", self.real_hits),
+            ("litehit_exact_hits", exact),
+            ("litehit_reuse_blocks", self.inf_hits),
+            ("litehit_reuse_real_hits", self.reuse_real_hits),
+            # reuses only: sound from the first second after a reset (module docstring)
+            ("litehit_reuse_real_hit_rate", "%.6f" % self.rate(self.reuse_real_hits,
+                                                                self.inf_hits)),
+            ("litehit_reuse_exact_hit_rate", "%.6f" % self.rate(exact, self.inf_hits)),
+            ("litehit_window_seconds", self.server.config["litehit-window-seconds"]),
+            ("litehit_window_blocks", wb),
+            ("litehit_window_real_hit_rate", "%.6f" % self.rate(wreal, wb)),
+            ("litehit_window_exact_hit_rate", "%.6f" % self.rate(wexact, wb)),
+            ("litehit_window_reuse_blocks", wreuse),
+            ("litehit_window_reuse_real_hit_rate", "%.6f" % self.rate(wreuse_real, wreuse)),
+            ("litehit_window_reuse_exact_hit_rate", "%.6f" % self.rate(wexact, wreuse)),
+        ]
         for c in self.slots():
             fields.append(("litehit_slot_%d_hit_rate" % c, "%.6f" % self.rate(self.hits_at(c))))
         fields += [
@@ -393,7 +511,8 @@ class Shadow:
         self._cum = None
         self._max_depth = 0
         self.requests = self.read_blocks = self.writes = 0
-        self.inf_hits = self.real_hits = 0
+        self.inf_hits = self.real_hits = self.reuse_real_hits = 0
+        self._window: collections.deque = collections.deque()
         self._facts: list = []
         self._facts_bytes = 0
         self.facts_dropped = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..errors import CommandError
 from ..registry import command
 from ..resp import OK, Status
-from .util import parse_int
+from .util import parse_float, parse_int
 
 SHADOW_OFF = "litehit shadow is off (CONFIG SET litehit-shadow yes)"
 
@@ -32,14 +32,25 @@ def litehit_reset(c, argv):
     return OK
 
 
+def _value(v):
+    """A reply value: floats as fixed-decimal strings (INFO's style), the rest as is."""
+    if isinstance(v, float):
+        return ("%.6f" % v).encode()
+    if isinstance(v, bool):
+        return int(v)
+    return v
+
+
 @command("curve", -2, "admin", parent="litehit")
 def litehit_curve(c, argv):
     """LITEHIT CURVE [points]
-    Returns [capacity in blocks, exact LRU hit rate] pairs on a log scale.
+    Returns the exact LRU hit curve as labelled points, on a log scale of capacities.
 
-    With ``litehit-shadow-sample`` R < 1 the capacities are blocks of the full stream, the
-    rates are the sampled stream's at floor(capacity * R) (SHARDS estimates), and one more
-    pair closes the reply: ``["sample_rate", R]``."""
+    A map (a flat list in RESP2): ``block_bytes``, ``sample_rate``, ``capacity_keys`` (today's
+    capacity: maxmemory / block bytes, -1 without maxmemory) and ``points``, a list of maps
+    ``capacity_keys``, ``capacity_bytes``, ``exact_hit_rate``.  With
+    ``litehit-shadow-sample`` R < 1 the capacities are keys of the full stream and the rates
+    the sampled stream's at floor(capacity * R) (SHARDS estimates)."""
     points = 16
     if len(argv) > 3:
         raise CommandError("syntax error")
@@ -49,10 +60,33 @@ def litehit_curve(c, argv):
             raise CommandError("points must be between 2 and 10000")
     shadow = _shadow(c)
     shadow.consume()
-    out = [[cap, ("%.6f" % rate).encode()] for cap, rate in shadow.curve(points)]
-    if not shadow.keep_all:
-        out.append([b"sample_rate", ("%.6g" % shadow.sample_rate).encode()])
-    return out
+    bb = shadow.block_bytes()
+    return {b"block_bytes": bb,
+            b"sample_rate": ("%.6g" % shadow.sample_rate).encode(),
+            b"capacity_keys": shadow.capacity_blocks(),
+            b"points": [{b"capacity_keys": cap, b"capacity_bytes": cap * bb,
+                         b"exact_hit_rate": _value(rate)}
+                        for cap, rate in shadow.curve(points)]}
+
+
+@command("advise", -2, "admin", parent="litehit")
+def litehit_advise(c, argv):
+    """LITEHIT ADVISE [target-hit-rate]
+    Returns capacity advice from the exact LRU curve: memory for a target hit rate, the hit rate at 0.5x/2x/4x of today's maxmemory, and the policy against exact LRU.
+
+    Rates are fractions (0.8 = 80 %); ``policy_vs_exact_lru_points`` compares the server's
+    hits with an exact LRU's on the same reuses (percentage points, positive = the policy
+    beats LRU)."""
+    if len(argv) > 3:
+        raise CommandError("syntax error")
+    target = None
+    if len(argv) == 3:
+        target = parse_float(argv[2])
+        if not 0.0 <= target <= 1.0:
+            raise CommandError("target hit rate must be between 0 and 1")
+    shadow = _shadow(c)
+    shadow.consume()
+    return {k.encode(): _value(v) for k, v in shadow.advice(target).items()}
 
 
 @command("save", 2, "admin", parent="litehit")
@@ -72,7 +106,9 @@ def litehit_help(c, argv):
     return [Status(s.encode()) for s in (
         "LITEHIT <subcommand> [<arg> ...]. Subcommands are:",
         "RESET", "    Forget the recorded window (LRU state, counters, facts).",
-        "CURVE [<points>]", "    Exact LRU hit rate at capacities on a log scale (sampled:",
-        "    estimates, closed by a sample_rate pair).",
+        "CURVE [<points>]", "    Exact LRU hit rate at capacities on a log scale, as labelled",
+        "    points (keys, bytes, rate); sampled shadows give estimates.",
+        "ADVISE [<target-hit-rate>]", "    Memory needed for a target hit rate, hit rates at",
+        "    0.5x/2x/4x of maxmemory, and the policy against exact LRU on the same reuses.",
         "SAVE", "    Write the window's facts to <dir>/litehit_facts.csv atomically.",
         "HELP", "    Print this help.")]

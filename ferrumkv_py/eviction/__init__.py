@@ -365,7 +365,9 @@ class Evictor:
             ("eviction_lagging", int(self.lagging)),
             ("eviction_time_exceeded_count", self.exceeded_count),
         ]
-        if self.controller is not None:
+        # the AHE controller's state only while an AHE policy runs it (under other
+        # policies it is idle, and its alpha would read as if it meant something)
+        if self.controller is not None and self.policy_kind == KIND_AHE:
             fields += self.controller.info_fields()
             fields.append(("ahe_extra_memory", self.controller.extra_memory_bytes()))
         return fields

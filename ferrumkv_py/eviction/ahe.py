@@ -268,6 +268,7 @@ class SpecController:
             ("ahe_controller", self.name),
             ("ahe_feedback", self.settings.feedback),
             ("ahe_alpha", "%.6f" % st.alpha),
+            ("ahe_alpha_leaning", alpha_leaning(st.alpha)),
             ("ahe_last_hit_ratio", "%.6f" % st.last_hit_ratio),
             ("ahe_direction", int(st.direction)),
             ("ahe_window_fill", st.window_count),
@@ -276,6 +277,19 @@ class SpecController:
             ("ahe_updates", st.updates),
             ("ahe_direction_flips", st.flips),
         ]
+
+
+ALPHA_BALANCED_BAND = 0.05     # |alpha - 0.5| within this reads as "balanced"
+
+
+def alpha_leaning(alpha: float) -> str:
+    """Which term alpha favours, for INFO ``ahe_alpha_leaning``: alpha is the weight of
+    recency (1 = pure LRU-like), 1 - alpha that of frequency (0 = LFU-like)."""
+    if alpha > 0.5 + ALPHA_BALANCED_BAND:
+        return "recency"
+    if alpha < 0.5 - ALPHA_BALANCED_BAND:
+        return "frequency"
+    return "balanced"
 
 
 CONTROLLERS: dict = {"spec": SpecController}   # ahe-controller name -> class

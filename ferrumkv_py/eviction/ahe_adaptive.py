@@ -83,7 +83,7 @@ import math
 from array import array
 
 from .. import memory
-from .ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings
+from .ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings, alpha_leaning
 from .lfu import LFU_COUNTER_MAX
 
 POINT_WEIGHT = 4.0                # W: turnovers of idle worth one counter point at alpha 0.5
@@ -462,6 +462,7 @@ class AdaptiveController:
         return [
             ("ahe_controller", self.name),
             ("ahe_alpha", "%.6f" % self.alpha),
+            ("ahe_alpha_leaning", alpha_leaning(self.alpha)),
             ("ahe_last_hit_ratio", "%.6f" % self.last_hit_ratio),
             ("ahe_direction", self.direction),
             ("ahe_window_fill", self.active),       # duels still waiting for a verdict

@@ -267,3 +267,15 @@ def test_alpha_moves_in_live_server_under_eviction(make_server):
     assert 0.0 <= float(info["ahe_last_hit_ratio"]) <= 1.0
     assert info["ahe_controller"] == "spec"
     r.close()
+
+
+def test_info_shows_ahe_state_only_under_an_ahe_policy(make_server):
+    import redis
+    s = make_server(maxmemory_policy="allkeys-lru")
+    r = redis.Redis(port=s.port, protocol=2)
+    assert "ahe_alpha" not in r.info("memory")
+    r.config_set("maxmemory-policy", "volatile-ahe")
+    mem = r.info("memory")
+    assert "ahe_alpha" in mem and "ahe_extra_memory" in mem
+    r.config_set("maxmemory-policy", "noeviction")
+    assert not any(k.startswith("ahe_") for k in r.info("memory"))

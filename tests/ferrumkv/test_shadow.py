@@ -38,6 +38,13 @@ def _zipf_read_through(r, n, universe, seed, mget_every=0):
     return read
 
 
+def curve_reply(reply):
+    """A RESP2 LITEHIT CURVE reply (flat label/value lists) as the RESP3 maps."""
+    top = dict(zip(reply[::2], reply[1::2]))
+    top[b"points"] = [dict(zip(p[::2], p[1::2])) for p in top[b"points"]]
+    return top
+
+
 def test_shadow_off_by_default(r):
     assert r.info("litehit") == {"litehit_shadow": 0}
     with pytest.raises(redis.ResponseError, match="litehit shadow is off"):
@@ -83,9 +90,12 @@ def test_curve_and_capacity(make_server):
     assert info["litehit_capacity_blocks"] == 100
     assert info["litehit_slot_1_hit_rate"] == 0
     assert info["litehit_slot_5_hit_rate"] == pytest.approx(0.5)
-    curve = r.execute_command("LITEHIT", "CURVE", "4")
-    assert [int(c) for c, _ in curve][0] == 1
-    assert float(curve[-1][1]) == pytest.approx(0.5)
+    curve = curve_reply(r.execute_command("LITEHIT", "CURVE", "4"))
+    assert curve[b"capacity_keys"] == 100 and curve[b"block_bytes"] == 1000
+    points = curve[b"points"]
+    assert points[0][b"capacity_keys"] == 1 and points[0][b"capacity_bytes"] == 1000
+    assert float(points[-1][b"exact_hit_rate"]) == pytest.approx(0.5)
+    assert 100 in [p[b"capacity_keys"] for p in points]        # today's capacity is a point
     with pytest.raises(redis.ResponseError):
         r.execute_command("LITEHIT", "CURVE", "1")
 
@@ -125,7 +135,7 @@ def test_shadow_equals_offline_replay_and_query(make_server, tmp_path, sample):
         kept = sum(hash(k.encode()) < keep for k in read)
         assert 0 < info["litehit_requests"] == kept < len(read)
         curve = r.execute_command("LITEHIT", "CURVE", "4")
-        assert curve[-1] == [b"sample_rate", b"0.125"]
+        assert curve[b"sample_rate"] == b"0.125"
     saved = r.execute_command("LITEHIT", "SAVE")
     saved = saved.decode() if isinstance(saved, bytes) else saved
     assert saved == os.path.join(str(tmp_path), "litehit_facts.csv")
