@@ -1,0 +1,450 @@
+"""Redis 7.0's RDB value serialization, as DUMP writes it and RESTORE reads it.
+
+Payload
+-------
+::
+
+    <type byte> <value> <RDB version, u16 LE: 10> <CRC-64 of everything before, u64 LE>
+
+    DUMP of the string "hello":
+    00 | 05 68 65 6c 6c 6f | 0a 00 | 63 72 df 76 65 34 20 0a
+
+:func:`verify` checks the footer (Redis's ``verifyDumpPayload``: at least 10 bytes, version
+at most 10, checksum); :func:`load` then reads the value and raises :class:`RdbError` for
+anything malformed -- RESTORE's ``Bad data format``.  The reader sees the whole payload,
+footer included, as Redis's does.
+
+Lengths: the top two bits of the first byte say how it continues::
+
+    00xxxxxx             6-bit length          10000000 + u32 BE     32-bit length
+    01xxxxxx yyyyyyyy    14-bit length         10000001 + u64 BE     64-bit length
+    11xxxxxx             a specially encoded string: xxxxxx = 0 int8, 1 int16 LE,
+                         2 int32 LE, 3 LZF (<compressed len> <plain len> <LZF bytes>)
+
+Strings are a length and the bytes, or one of the special forms: a canonical integer of at
+most 11 characters that fits in 32 bits is written as int8/16/32, and a string of more than
+20 bytes is LZF-compressed when that saves at least 4 bytes (``rdbSaveRawString``).
+
+Types written (Redis 7.0's choice for the value's size, from the encoding OBJECT ENCODING
+reports): string 0; list 18 (quicklist of listpacks of at most 8 KiB each, one blob per
+node); set 11 (intset) or 2 (members); sorted set 17 (listpack of member, score) or 5
+(members with binary double scores, highest first); hash 16 (listpack of field, value) or 4.
+Types read, in addition: list 1, 10 (ziplist) and 14 (quicklist of ziplists), sorted set 3
+(text scores) and 12 (ziplist), hash 9 (zipmap) and 13 (ziplist).  Modules and streams are
+not supported (``Bad data format``); version 11 payloads (Redis 7.2) fail the version check
+as they do on Redis 7.0.
+
+Safety: every claimed length is checked against the bytes left before anything is read or
+allocated (an LZF plain length against ``lzf.MAX_RATIO`` times its compressed length), and
+every loop consumes input, so a hostile payload costs time and memory linear in its size.
+Empty containers, duplicate members or fields and NaN scores are refused, as Redis 7.0
+does with ``sanitize-dump-payload yes``.
+
+Complexity: dump and load are O(size of the value).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+
+from . import lzf, memory
+from .rdb_blobs import (BlobError, as_ll, intset_build, intset_decode, lp_build,
+                        lp_decode, lp_entry, zipmap_decode, zl_decode)
+from .values import RHash, RList, RSet
+from .zset import ZSET_MAX_LISTPACK_ENTRIES, ZSET_MAX_LISTPACK_VALUE, ZSet, score_text
+
+RDB_VERSION = 10
+FOOTER_SIZE = 10                  # version (2) + CRC-64 (8)
+# object types
+T_STRING, T_LIST, T_SET, T_ZSET, T_HASH, T_ZSET_2 = 0, 1, 2, 3, 4, 5
+T_HASH_ZIPMAP, T_LIST_ZIPLIST, T_SET_INTSET, T_ZSET_ZIPLIST, T_HASH_ZIPLIST = 9, 10, 11, 12, 13
+T_LIST_QUICKLIST, T_HASH_LISTPACK, T_ZSET_LISTPACK, T_LIST_QUICKLIST_2 = 14, 16, 17, 18
+# lengths and special strings
+LEN_6BIT, LEN_14BIT, LEN_32BIT, LEN_64BIT = 0, 1, 0x80, 0x81
+ENC_INT8, ENC_INT16, ENC_INT32, ENC_LZF = 0, 1, 2, 3
+INT_ENCODE_MAX_CHARS = 11         # rdbTryIntegerEncoding only tries strings this short
+LZF_MIN_LEN = 21                  # rdbSaveRawString compresses strings longer than 20
+LZF_MIN_SAVING = 4                # ... into at most len - 4 bytes
+# quicklist
+QL_PLAIN, QL_PACKED = 1, 2
+LIST_NODE_MAX_BYTES = 8192        # list-max-listpack-size -2: 8 KiB listpacks per node
+LP_EMPTY_SIZE = 7                 # listpack header + terminator
+# old sorted-set text scores
+SCORE_NAN, SCORE_POS_INF, SCORE_NEG_INF = 253, 254, 255
+
+_U64 = (1 << 64) - 1
+
+
+class RdbError(Exception):
+    """A payload that does not hold a value we can load (``Bad data format``)."""
+
+
+# ---- footer ----
+
+def verify(payload: bytes) -> bool:
+    """Redis ``verifyDumpPayload``: footer present, version <= 10, checksum right.  O(n)."""
+    if len(payload) < FOOTER_SIZE:
+        return False
+    version = payload[-10] | (payload[-9] << 8)
+    if version > RDB_VERSION:
+        return False
+    crc = int.from_bytes(payload[-8:], "little")
+    return lzf.crc64(payload[:-8]) == crc
+
+
+def _footer(body: bytes) -> bytes:
+    head = body + struct.pack("<H", RDB_VERSION)
+    return head + struct.pack("<Q", lzf.crc64(head))
+
+
+# ---- writing ----
+
+def _len(n: int) -> bytes:
+    if n < 1 << 6:
+        return bytes((n,))
+    if n < 1 << 14:
+        return bytes((0x40 | (n >> 8), n & 0xFF))
+    if n <= 0xFFFFFFFF:
+        return b"\x80" + struct.pack(">I", n)
+    return b"\x81" + struct.pack(">Q", n)
+
+
+def _str(s: bytes) -> bytes:
+    """Redis ``rdbSaveRawString``: int-encoded, LZF-compressed or plain."""
+    n = len(s)
+    if n <= INT_ENCODE_MAX_CHARS:
+        v = as_ll(s)
+        if v is not None:
+            if -(1 << 7) <= v < 1 << 7:
+                return struct.pack("<Bb", 0xC0 | ENC_INT8, v)
+            if -(1 << 15) <= v < 1 << 15:
+                return struct.pack("<Bh", 0xC0 | ENC_INT16, v)
+            if -(1 << 31) <= v < 1 << 31:
+                return struct.pack("<Bi", 0xC0 | ENC_INT32, v)
+    if n >= LZF_MIN_LEN:
+        packed = lzf.compress(s, n - LZF_MIN_SAVING)
+        if packed is not None:
+            return bytes((0xC0 | ENC_LZF,)) + _len(len(packed)) + _len(n) + packed
+    return _len(n) + s
+
+
+def _list_nodes(items) -> list:
+    """Listpacks of at most LIST_NODE_MAX_BYTES (a longer element gets a node alone)."""
+    nodes, cur, size = [], [], LP_EMPTY_SIZE
+    for item in items:
+        e = lp_entry(item)
+        if cur and size + len(e) > LIST_NODE_MAX_BYTES:
+            nodes.append(lp_build(cur))
+            cur, size = [], LP_EMPTY_SIZE
+        cur.append(e)
+        size += len(e)
+    if cur:
+        nodes.append(lp_build(cur))
+    return nodes
+
+
+def dump(value, encoding: str) -> bytes:
+    """The DUMP payload of a value stored in ``encoding`` (what OBJECT ENCODING says:
+    listpack / intset / hashtable / skiplist / quicklist / a string encoding).
+
+    Complexity: O(size of the value).
+    """
+    kind = memory.type_name(value)
+    if kind == "string":
+        body = bytes((T_STRING,)) + _str(value)
+    elif kind == "list":
+        nodes = _list_nodes(value)
+        parts = [bytes((T_LIST_QUICKLIST_2,)), _len(len(nodes))]
+        for node in nodes:
+            parts.append(_len(QL_PACKED))
+            parts.append(_str(node))
+        body = b"".join(parts)
+    elif kind == "set":
+        if encoding == "intset":
+            body = bytes((T_SET_INTSET,)) + _str(intset_build([int(m) for m in value]))
+        else:
+            body = b"".join([bytes((T_SET,)), _len(len(value))] + [_str(m) for m in value])
+    elif kind == "hash":
+        if encoding == "listpack":
+            entries = []
+            for f, v in value.items():
+                entries.append(lp_entry(f))
+                entries.append(lp_entry(v))
+            body = bytes((T_HASH_LISTPACK,)) + _str(lp_build(entries))
+        else:
+            parts = [bytes((T_HASH,)), _len(len(value))]
+            for f, v in value.items():
+                parts.append(_str(f))
+                parts.append(_str(v))
+            body = b"".join(parts)
+    else:
+        body = _dump_zset(value, encoding)
+    return _footer(body)
+
+
+def _dump_zset(z: ZSet, encoding: str) -> bytes:
+    pairs = list(z.order)                         # (score, member), ascending
+    if encoding == "listpack":
+        entries = []
+        for score, member in pairs:
+            entries.append(lp_entry(member))
+            entries.append(lp_entry(score_text(z, score)))
+        return bytes((T_ZSET_LISTPACK,)) + _str(lp_build(entries))
+    parts = [bytes((T_ZSET_2,)), _len(len(pairs))]
+    pack = struct.Struct("<d").pack
+    for score, member in reversed(pairs):          # highest first, as Redis
+        parts.append(_str(member))
+        parts.append(pack(score))
+    return b"".join(parts)
+
+
+# ---- reading ----
+
+class _Reader:
+    __slots__ = ("buf", "pos")
+
+    def __init__(self, buf: bytes):
+        self.buf = buf
+        self.pos = 0
+
+    def take(self, n: int) -> bytes:
+        p = self.pos
+        if n < 0 or p + n > len(self.buf):
+            raise RdbError("truncated")
+        self.pos = p + n
+        return self.buf[p:p + n]
+
+    def byte(self) -> int:
+        p = self.pos
+        if p >= len(self.buf):
+            raise RdbError("truncated")
+        self.pos = p + 1
+        return self.buf[p]
+
+    def length(self) -> tuple[int, bool]:
+        """(length, is_special): Redis rdbLoadLenByRef."""
+        b = self.byte()
+        kind = b >> 6
+        if kind == 0:
+            return b & 0x3F, False
+        if kind == 1:
+            return ((b & 0x3F) << 8) | self.byte(), False
+        if kind == 3:
+            return b & 0x3F, True
+        if b == LEN_32BIT:
+            return int.from_bytes(self.take(4), "big"), False
+        if b == LEN_64BIT:
+            return int.from_bytes(self.take(8), "big"), False
+        raise RdbError("unknown length encoding")
+
+    def count(self) -> int:
+        n, special = self.length()
+        if special:
+            raise RdbError("special encoding where a length belongs")
+        return n
+
+    def string(self) -> bytes:
+        """Redis rdbGenericLoadStringObject: plain, int-encoded or LZF."""
+        n, special = self.length()
+        if not special:
+            return self.take(n)
+        if n == ENC_INT8:
+            return b"%d" % struct.unpack("<b", self.take(1))[0]
+        if n == ENC_INT16:
+            return b"%d" % struct.unpack("<h", self.take(2))[0]
+        if n == ENC_INT32:
+            return b"%d" % struct.unpack("<i", self.take(4))[0]
+        if n == ENC_LZF:
+            clen = self.count()
+            plain = self.count()
+            out = lzf.decompress(self.take(clen), plain)
+            if out is None:
+                raise RdbError("invalid LZF string")
+            return out
+        raise RdbError("unknown string encoding")
+
+
+# strtod's grammar (what Redis reads a text score with): the longest valid prefix counts
+_STRTOD = re.compile(
+    rb"[ \t\n\v\f\r]*([+-]?)(?:(0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+    rb"(?:[pP][+-]?[0-9]+)?)|((?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+    rb"|(inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?))", re.IGNORECASE)
+_STRTOD_MAX_CHARS = 127           # zzlStrtod copies at most this many bytes
+
+
+def strtod(text: bytes):
+    """C ``strtod`` on ``text`` (the value of its longest valid prefix), None if there is
+    none.  Complexity: O(len(text))."""
+    m = _STRTOD.match(text[:_STRTOD_MAX_CHARS])
+    if m is None:
+        return None
+    sign, hexa, dec, word = m.groups()
+    if hexa is not None:
+        mant, _, exp = hexa[2:].lower().partition(b"p")
+        try:
+            v = float.fromhex("0x" + mant.decode() + ("p" + exp.decode() if exp else ""))
+        except (ValueError, OverflowError):
+            v = math.inf
+    elif dec is not None:
+        v = float(dec)
+    else:
+        v = math.nan if word[:1].lower() == b"n" else math.inf
+    return -v if sign == b"-" else v
+
+
+def _score(item) -> float:
+    if item.__class__ is int:
+        return float(item)
+    v = strtod(item)
+    return 0.0 if v is None else v           # strtod converts nothing: 0
+
+
+def _text(item) -> bytes:
+    return item if item.__class__ is bytes else b"%d" % item
+
+
+def _blob_items(r: _Reader, decode) -> list:
+    try:
+        items = decode(r.string())
+    except BlobError as e:
+        raise RdbError(str(e)) from None
+    if not items:
+        raise RdbError("empty key")
+    return items
+
+
+def _pairs(items: list) -> list:
+    if len(items) % 2:
+        raise RdbError("odd number of entries")
+    return list(zip(items[0::2], items[1::2]))
+
+
+def _list_quicklist(r: _Reader, v2: bool) -> list:
+    out = []
+    for _ in range(r.count()):
+        if v2:
+            container = r.count()
+            if container == QL_PLAIN:
+                out.append(r.string())
+                continue
+            if container != QL_PACKED:
+                raise RdbError("quicklist container")
+        try:
+            items = (lp_decode if v2 else zl_decode)(r.string())
+        except BlobError as e:
+            raise RdbError(str(e)) from None
+        if not items and not v2:
+            raise RdbError("empty ziplist node")
+        out.extend(_text(x) for x in items)     # an empty listpack node is skipped
+    return out
+
+
+def _make_hash(pairs) -> RHash:
+    h = RHash()
+    for f, v in pairs:
+        if f in h:
+            raise RdbError("duplicate hash field")
+        h[f] = v
+    if not h:
+        raise RdbError("empty key")
+    return h
+
+
+def _make_set(members) -> RSet:
+    s = RSet()
+    for m in members:
+        if m in s:
+            raise RdbError("duplicate set member")
+        s.add(m)
+    if not s:
+        raise RdbError("empty key")
+    return s
+
+
+def _make_zset(pairs) -> ZSet:
+    """The encoding after loading follows zset.py's thresholds on both counts (Redis keeps a
+    loaded listpack with a member over 64 bytes as a listpack; ours cannot hold one)."""
+    if not pairs:
+        raise RdbError("empty key")
+    seen = {}
+    for member, score in pairs:
+        if score != score:
+            raise RdbError("NaN score")
+        if member in seen:
+            raise RdbError("duplicate sorted set member")
+        seen[member] = score
+    small = len(seen) <= ZSET_MAX_LISTPACK_ENTRIES and \
+        all(len(m) <= ZSET_MAX_LISTPACK_VALUE for m in seen)
+    z = ZSet()
+    z.listpack = small
+    for member, score in seen.items():
+        z.insert(member, score)
+    return z
+
+
+def _double_text(r: _Reader) -> float:
+    """Redis rdbLoadDoubleValue (type 3 scores): a length byte and sscanf("%lg")."""
+    n = r.byte()
+    if n == SCORE_NAN:
+        return math.nan
+    if n == SCORE_POS_INF:
+        return math.inf
+    if n == SCORE_NEG_INF:
+        return -math.inf
+    v = strtod(r.take(n))
+    if v is None:
+        raise RdbError("bad double")
+    return v
+
+
+def _load_value(r: _Reader, t: int):
+    if t == T_STRING:
+        return r.string()
+    if t == T_LIST:
+        n = r.count()
+        items = RList(r.string() for _ in range(n))
+        if not items:
+            raise RdbError("empty key")
+        return items
+    if t in (T_LIST_QUICKLIST, T_LIST_QUICKLIST_2):
+        items = _list_quicklist(r, t == T_LIST_QUICKLIST_2)
+        if not items:
+            raise RdbError("empty key")
+        return RList(items)
+    if t == T_LIST_ZIPLIST:
+        return RList(_text(x) for x in _blob_items(r, zl_decode))
+    if t == T_SET:
+        n = r.count()
+        return _make_set(r.string() for _ in range(n))
+    if t == T_SET_INTSET:
+        return _make_set(b"%d" % x for x in _blob_items(r, intset_decode))
+    if t == T_HASH:
+        n = r.count()
+        return _make_hash((r.string(), r.string()) for _ in range(n))
+    if t in (T_HASH_LISTPACK, T_HASH_ZIPLIST, T_HASH_ZIPMAP):
+        decode = {T_HASH_LISTPACK: lp_decode, T_HASH_ZIPLIST: zl_decode,
+                  T_HASH_ZIPMAP: zipmap_decode}[t]
+        return _make_hash((_text(f), _text(v)) for f, v in _pairs(_blob_items(r, decode)))
+    if t == T_ZSET_2:
+        n = r.count()
+        unpack = struct.Struct("<d").unpack
+        return _make_zset([(r.string(), unpack(r.take(8))[0]) for _ in range(n)])
+    if t == T_ZSET:
+        n = r.count()
+        return _make_zset([(r.string(), _double_text(r)) for _ in range(n)])
+    if t in (T_ZSET_LISTPACK, T_ZSET_ZIPLIST):
+        items = _blob_items(r, lp_decode if t == T_ZSET_LISTPACK else zl_decode)
+        return _make_zset([(_text(m), _score(s)) for m, s in _pairs(items)])
+    raise RdbError("unsupported object type %d" % t)
+
+
+def load(payload: bytes):
+    """The value a verified payload holds (``bytes``, RList, RSet, RHash or ZSet, with its
+    ``mem`` set), or RdbError.  Complexity: O(len(payload) + size of the value)."""
+    r = _Reader(payload)
+    value = _load_value(r, r.byte())
+    if value.__class__ is not bytes:
+        value.mem = memory.recount(value)
+    return value
