@@ -131,9 +131,9 @@ def _compress(src, out, htab, hash_log):
                 out[op - lit - 1] = lit - 1     # close the literal run
             else:
                 op -= 1                         # no literals: give back the control byte
-            if op + 3 >= cap:                   # the reference, then the next control byte
-                return 0
             code = length - 2
+            if op + (2 if code < _LONG_LEN else 3) > cap:
+                return 0
             if code < _LONG_LEN:
                 out[op] = (off >> 8) + (code << _LEN_SHIFT)
                 op += 1
