@@ -96,7 +96,7 @@ def legacy_payloads() -> dict:
                         + rstr(b"d") + bytes([4]) + b"-2e3"),
                    [(b"c", -math.inf), (b"d", -2000.0), (b"a", 1.5), (b"b", math.inf)]),
         "zset-ziplist": (sign(bytes([rdb.T_ZSET_ZIPLIST]) + rstr(
-            ziplist([b"m1", 5, b"m2", b"2.25", b"m3", -7]))),
+            ziplist([b"m3", -7, b"m2", b"2.25", b"m1", 5]))),
             [(b"m3", -7.0), (b"m2", 2.25), (b"m1", 5.0)]),
         "hash-ziplist": (sign(bytes([rdb.T_HASH_ZIPLIST]) + rstr(
             ziplist([b"f", b"v", b"n", 42]))), {b"f": b"v", b"n": b"42"}),
