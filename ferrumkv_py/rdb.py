@@ -52,6 +52,7 @@ import struct
 from . import lzf, memory
 from .rdb_blobs import (BlobError, as_ll, intset_build, intset_decode, lp_build,
                         lp_decode, lp_entry, zipmap_decode, zl_decode)
+from .score_order import ScoreOrder
 from .values import RHash, RList, RSet
 from .zset import ZSET_MAX_LISTPACK_ENTRIES, ZSET_MAX_LISTPACK_VALUE, ZSet, score_text
 
@@ -74,7 +75,9 @@ LP_EMPTY_SIZE = 7                 # listpack header + terminator
 # old sorted-set text scores
 SCORE_NAN, SCORE_POS_INF, SCORE_NEG_INF = 253, 254, 255
 
-_U64 = (1 << 64) - 1
+_LEN_6BIT_LIMIT = 1 << 6
+_LEN6_HEAD = tuple(bytes((n,)) for n in range(_LEN_6BIT_LIMIT))
+_INT_FIRST = frozenset(b"-0123456789")   # how a string that could be an integer starts
 
 
 class RdbError(Exception):
@@ -114,6 +117,8 @@ def _len(n: int) -> bytes:
 def _str(s: bytes) -> bytes:
     """Redis ``rdbSaveRawString``: int-encoded, LZF-compressed or plain."""
     n = len(s)
+    if n < LZF_MIN_LEN and (n == 0 or s[0] not in _INT_FIRST):    # short, not a number
+        return _LEN6_HEAD[n] + s
     if n <= INT_ENCODE_MAX_CHARS:
         v = as_ll(s)
         if v is not None:
@@ -247,6 +252,13 @@ class _Reader:
 
     def string(self) -> bytes:
         """Redis rdbGenericLoadStringObject: plain, int-encoded or LZF."""
+        buf, p = self.buf, self.pos
+        if p < len(buf) and buf[p] < _LEN_6BIT_LIMIT:     # the common short plain string
+            q = p + 1 + buf[p]
+            if q > len(buf):
+                raise RdbError("truncated")
+            self.pos = q
+            return buf[p + 1:q]
         n, special = self.length()
         if not special:
             return self.take(n)
@@ -379,8 +391,10 @@ def _make_zset(pairs) -> ZSet:
         all(len(m) <= ZSET_MAX_LISTPACK_VALUE for m in seen)
     z = ZSet()
     z.listpack = small
-    for member, score in seen.items():
-        z.insert(member, score)
+    if small:     # a listpack stores -0 as 0 (ZSet.insert's rule, applied in bulk)
+        seen = {m: (0.0 if sc == 0.0 else sc) for m, sc in seen.items()}
+    z.scores = seen
+    z.order = ScoreOrder([(sc, m) for m, sc in seen.items()])
     return z
 
 

@@ -54,6 +54,9 @@ LONG_STR_SIZE = 21              # string2ll refuses strings this long or longer
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 _STR6_MAX, _STR12_MAX = 63, 4095
 _BACKLEN_LIMITS = (127, 16383, 2097151, 268435455)
+_INT_FIRST = frozenset(b"-0123456789")   # how a string that could be an integer starts
+_LP_STR6_HEAD = tuple(bytes((0x80 | n,)) for n in range(_STR6_MAX + 1))
+_LP_STR6_BACKLEN = tuple(bytes((n + 1,)) for n in range(_STR6_MAX + 1))   # entry <= 64 bytes
 
 
 class BlobError(Exception):
@@ -110,7 +113,10 @@ def lp_entry(item) -> bytes:
     """One listpack entry with its back-length; a ``bytes`` that spells an int64 is stored
     as an integer, as Redis's lpAppend does.  Complexity: O(len(item))."""
     if item.__class__ is not int:
-        v = as_ll(item) if len(item) < LONG_STR_SIZE else None
+        n = len(item)
+        if n <= _STR6_MAX and (n == 0 or item[0] not in _INT_FIRST):   # short, not a number
+            return _LP_STR6_HEAD[n] + item + _LP_STR6_BACKLEN[n]
+        v = as_ll(item) if n < LONG_STR_SIZE else None
         if v is None:
             n = len(item)
             if n <= _STR6_MAX:
@@ -181,12 +187,17 @@ def lp_decode(blob: bytes) -> list:
         else:
             raise BlobError("listpack encoding")
         q = p + n
-        if q > end:
+        if q >= end:
             raise BlobError("listpack entry past the end")
-        bl = _backlen(n)
-        if blob[q:q + len(bl)] != bl:
-            raise BlobError("listpack back-length")
-        p = q + len(bl)
+        if n <= _BACKLEN_LIMITS[0]:            # one back-length byte: no call
+            if blob[q] != n:
+                raise BlobError("listpack back-length")
+            p = q + 1
+        else:
+            bl = _backlen(n)
+            if blob[q:q + len(bl)] != bl:
+                raise BlobError("listpack back-length")
+            p = q + len(bl)
         append(v)
     if p != end:
         raise BlobError("listpack entries overrun the terminator")
