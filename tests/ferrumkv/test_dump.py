@@ -9,6 +9,8 @@ import struct
 
 import pytest
 import redis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ferrumkv_py import rdb
 from ferrumkv_py.commands.dump import redis_idle_s
@@ -390,3 +392,64 @@ def test_struct_sanity():
     # the skiplist payload's scores are little-endian doubles (what redis-server reads)
     assert struct.pack("<d", 1.0) == b"\x00\x00\x00\x00\x00\x00\xf0\x3f"
     assert rstr(b"ab") == b"\x02ab"
+
+
+# ---- generated values, both ways ----
+
+_EDGE_WORDS = [b"", b"0", b"-0", b"007", b"+1", b"1e5", b" 1", b"-1", b"127", b"128",
+               b"-4096", b"4096", b"32767", b"-32769", b"8388608", b"2147483648",
+               b"-2147483649", b"9223372036854775807", b"-9223372036854775808",
+               b"9223372036854775808", b"12345678901", b"x" * 64, b"y" * 65, b"z" * 4096,
+               b"\x00\xff", b"nan", b"inf"]
+_words = st.one_of(st.sampled_from(_EDGE_WORDS), st.binary(max_size=12),
+                   st.integers(-(1 << 63), (1 << 63) - 1).map(lambda i: b"%d" % i))
+_scores = st.one_of(st.floats(allow_nan=False), st.integers(-(1 << 62), 1 << 62),
+                    st.sampled_from([0.0, -0.0, 1 << 53, 2 ** 62, 2 ** 63, 1e-300]))
+
+
+@st.composite
+def _values(draw):
+    kind = draw(st.sampled_from(["string", "list", "set", "hash", "zset"]))
+    size = draw(st.sampled_from([1, 3, 20, 130, 600]))
+    if kind == "string":
+        return kind, draw(_words)
+    words = draw(st.lists(_words, min_size=max(1, size // 2), max_size=size))
+    if kind == "list":
+        return kind, words
+    if kind == "set":
+        return kind, sorted(set(words))
+    if kind == "hash":
+        return kind, {w: draw(_words) for w in words}
+    return kind, {w: draw(_scores) for w in words}
+
+
+def _put(c, key, kind, value):
+    c.delete(key)
+    if kind == "string":
+        c.set(key, value)
+    elif kind == "list":
+        c.rpush(key, *value)
+    elif kind == "set":
+        c.sadd(key, *value)
+    elif kind == "hash":
+        c.hset(key, mapping=value)
+    else:
+        c.zadd(key, value)
+
+
+@pytest.mark.needs_redis
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(_values())
+def test_generated_values_cross_both_ways(server, r2, red, kv):
+    kind, value = kv
+    _put(red, "dumptest:g", kind, value)
+    _put(r2, "dumptest:g", kind, value)
+    r2.restore("dumptest:from-redis", 0, red.dump("dumptest:g"), replace=True)
+    red.restore("dumptest:from-us", 0, r2.dump("dumptest:g"), replace=True)
+    expected = _read(red, "dumptest:g")
+    assert _read(r2, "dumptest:from-redis") == expected
+    assert _read(red, "dumptest:from-us") == expected
+    assert r2.object("encoding", "dumptest:from-redis") == \
+        red.object("encoding", "dumptest:from-us") == red.object("encoding", "dumptest:g")
+    check(server)
