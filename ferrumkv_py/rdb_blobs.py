@@ -140,7 +140,7 @@ def lp_build(entries: list) -> bytes:
 
 
 def lp_decode(blob: bytes) -> list:
-    """Every entry of a listpack (``bytes`` or ``int``), fully validated."""
+    """Every entry of a listpack (``bytes`` or ``int``), fully validated.  Complexity: O(n)."""
     size = len(blob)
     if size < LP_HEADER_SIZE + 1:
         raise BlobError("listpack too short")
@@ -222,7 +222,8 @@ def intset_build(values: list) -> bytes:
 
 
 def intset_decode(blob: bytes) -> list:
-    """The integers of an intset: width, size and strict ascending order checked."""
+    """The integers of an intset: width, size and strict ascending order checked.
+    Complexity: O(n)."""
     if len(blob) < INTSET_HEADER_SIZE:
         raise BlobError("intset too short")
     width, count = struct.unpack_from("<II", blob, 0)
@@ -242,7 +243,7 @@ _ZL_INT = {0xC0: (2, 0), 0xD0: (4, 0), 0xE0: (8, 0), 0xF0: (3, 0), 0xFE: (1, 0)}
 
 
 def zl_decode(blob: bytes) -> list:
-    """Every entry of a ziplist (``bytes`` or ``int``), fully validated."""
+    """Every entry of a ziplist (``bytes`` or ``int``), fully validated.  Complexity: O(n)."""
     size = len(blob)
     if size < ZL_HEADER_SIZE + 1:
         raise BlobError("ziplist too short")
@@ -309,7 +310,7 @@ def zl_decode(blob: bytes) -> list:
 # ---- zipmap (read only) ----
 
 def zipmap_decode(blob: bytes) -> list:
-    """The fields and values of a zipmap, alternating, fully validated."""
+    """The fields and values of a zipmap, alternating, fully validated.  Complexity: O(n)."""
     size = len(blob)
     if size < 2 or blob[-1] != ZIPMAP_END:
         raise BlobError("zipmap layout")

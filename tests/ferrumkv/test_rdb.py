@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ferrumkv_py import lzf, memory, rdb
+from ferrumkv_py import lzf, memory, rdb, rdb_load
 from ferrumkv_py.rdb_blobs import (BlobError, as_ll, intset_build, intset_decode, lp_build,
-                                   lp_decode, lp_entry, zl_decode)
+                                   lp_decode, lp_entry)
 from ferrumkv_py.values import RHash, RList, RSet
 from ferrumkv_py.zset import ZSet
 
@@ -166,7 +166,7 @@ def test_long_strings_are_lzf_compressed_when_it_pays():
                                     (1 << 32, b"\x81\x00\x00\x00\x01\x00\x00\x00\x00")])
 def test_length_encoding(n, head):
     assert rdb._len(n) == head
-    assert rdb._Reader(head).count() == n
+    assert rdb_load._Reader(head).count() == n
 
 
 def test_verify_checks_size_version_and_checksum():
@@ -315,11 +315,11 @@ def test_zset_listpack_text_scores_follow_strtod():
 
 
 def test_strtod():
-    assert rdb.strtod(b"  -1.25e2abc") == -125.0
-    assert rdb.strtod(b"INF") == math.inf and rdb.strtod(b"-infinity") == -math.inf
-    assert math.isnan(rdb.strtod(b"nan"))
-    assert rdb.strtod(b"0x1p4") == 16.0 and rdb.strtod(b".5") == 0.5
-    assert rdb.strtod(b"abc") is None and rdb.strtod(b"") is None
+    assert rdb_load.strtod(b"  -1.25e2abc") == -125.0
+    assert rdb_load.strtod(b"INF") == math.inf and rdb_load.strtod(b"-infinity") == -math.inf
+    assert math.isnan(rdb_load.strtod(b"nan"))
+    assert rdb_load.strtod(b"0x1p4") == 16.0 and rdb_load.strtod(b".5") == 0.5
+    assert rdb_load.strtod(b"abc") is None and rdb_load.strtod(b"") is None
 
 
 # ---- refused payloads ----
