@@ -88,7 +88,7 @@ def verify(payload: bytes) -> bool:
     if version > RDB_VERSION:
         return False
     crc = int.from_bytes(payload[-8:], "little")
-    return lzf.crc64(payload[:-8]) == crc
+    return lzf.crc64(memoryview(payload)[:-8]) == crc
 
 
 def _footer(body: bytes) -> bytes:
@@ -207,4 +207,7 @@ def load(payload: bytes):
     Complexity: O(len(payload) + size of the value).
     """
     from .rdb_load import load_value
-    return load_value(payload)
+    try:
+        return load_value(payload)
+    except MemoryError:           # Redis: ztrymalloc failed -> the load fails
+        raise RdbError("allocation failed") from None

@@ -429,3 +429,16 @@ def test_typed_random_bodies_fail_cleanly(type_byte, rest):
         rdb.load(bytes([type_byte]) + rest)
     except rdb.RdbError:
         pass
+
+
+def test_allocation_failure_is_a_load_error(monkeypatch):
+    def no_memory(data, out_len):
+        raise MemoryError
+    monkeypatch.setattr(lzf, "decompress", no_memory)
+    with pytest.raises(rdb.RdbError):
+        rdb.load(rdb.dump(b"ab" * 100, "raw"))
+
+
+def test_verify_takes_a_memoryview_without_copying():
+    payload = rdb.dump(b"v" * 1000, "raw")
+    assert rdb.verify(payload) and rdb.verify(bytearray(payload))
