@@ -116,3 +116,10 @@ HELLO_NOAUTH = ("NOAUTH HELLO must be called with the client already authenticat
 CONFIG_SET_FAILED = "CONFIG SET failed (possibly related to argument '%s') - %s"
 CONFIG_SET_UNKNOWN = "Unknown option or number of arguments for CONFIG SET - '%s'"
 INT_OUT_OF_RANGE = "value is out of range, value must between -2147483648 and 2147483647"
+# ---- DUMP / RESTORE ----
+BUSYKEY = "BUSYKEY Target key name already exists."
+INVALID_TTL = "Invalid TTL value, must be >= 0"
+INVALID_IDLETIME = "Invalid IDLETIME value, must be >= 0"
+INVALID_FREQ = "Invalid FREQ value, must be >= 0 and <= 255"
+DUMP_PAYLOAD_WRONG = "DUMP payload version or checksum are wrong"
+BAD_DATA_FORMAT = "Bad data format"

@@ -244,6 +244,13 @@ class Database(SampleLists):
             dst.set_expire(ne, exp)
         return ne
 
+    def set_access(self, e: Entry, lru_ms: int, lfu: int | None = None) -> None:
+        """RESTORE IDLETIME / FREQ: a live entry's last access (epoch ms, also the start of
+        its LFU decay period) and, if given, its LFU counter (0..255).  O(1)."""
+        e.lru = lru_ms
+        if lfu is not None:
+            e.lfu = lfu
+
     def _expire_entry(self, e: Entry) -> None:
         self.unlink(e)
         self.ks.expired_keys += 1
