@@ -130,3 +130,5 @@ GEO_STORE_WITH = "%s is not compatible with WITHDIST, WITHHASH and WITHCOORD opt
 GEO_NEED_FROM = "exactly one of FROMMEMBER or FROMLONLAT can be specified for %s"
 GEO_NEED_BY = "exactly one of BYRADIUS and BYBOX can be specified for %s"
 GEO_ANY_NEEDS_COUNT = "the ANY argument requires COUNT argument"
+ZSETOP_NO_KEYS = "at least 1 input key is needed for '%s' command"
+ZSETOP_WEIGHT = "weight value is not a float"

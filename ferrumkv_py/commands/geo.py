@@ -25,7 +25,7 @@ from ..registry import command
 from ..zset import ScoreRange, ZSet
 from .longdouble import format_long_double_human
 from .util import parse_double, parse_int
-from .zranges import _store
+from .zsetops import store_built
 from .zsets import _read, _zadd
 
 # meters per unit (Redis extractUnitOrReply; the unit is matched case-insensitively)
@@ -340,7 +340,7 @@ def _search(c, argv, src: int, kind: int, nostore: bool = False):
         del found[count:]
     to_m = sh.to_m
     if store is not None:
-        return _store(c, store, [((p[4] / to_m) if storedist else p[0], p[1]) for p in found])
+        return store_built(c, store, [((p[4] / to_m) if storedist else p[0], p[1]) for p in found])
     if not (withdist or withhash or withcoord):
         return [p[1] for p in found]
     out = []
