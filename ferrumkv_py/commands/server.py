@@ -204,7 +204,8 @@ ACL_ORDER = ("keyspace", "read", "write", "set", "sortedset", "list", "hash", "s
              "blocking", "dangerous", "connection", "transaction", "scripting")
 GROUP_ACL = {"generic": "keyspace", "string": "string", "list": "list", "hash": "hash",
              "set": "set", "sorted-set": "sortedset", "sortedset": "sortedset",
-             "zset": "sortedset", "connection": "connection", "transactions": "transaction"}
+             "zset": "sortedset", "connection": "connection", "transactions": "transaction",
+             "geo": "geo"}
 
 
 def _flags(spec) -> list:
