@@ -356,7 +356,7 @@ def _search(c, argv, src: int, kind: int, nostore: bool = False):
     return out
 
 
-@command("georadius", -6, "write denyoom", first_key=1, group="geo")
+@command("georadius", -6, "write denyoom movablekeys", first_key=1, group="geo")
 def georadius(c, argv):
     """GEORADIUS key longitude latitude radius M|KM|FT|MI [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC|DESC] [STORE key] [STOREDIST key]
     Members within a radius of a point (superseded by GEOSEARCH)."""
@@ -370,7 +370,7 @@ def georadius_ro(c, argv):
     return _search(c, argv, 1, _BY_COORDS, nostore=True)
 
 
-@command("georadiusbymember", -5, "write denyoom", first_key=1, group="geo")
+@command("georadiusbymember", -5, "write denyoom movablekeys", first_key=1, group="geo")
 def georadiusbymember(c, argv):
     """GEORADIUSBYMEMBER key member radius M|KM|FT|MI [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC|DESC] [STORE key] [STOREDIST key]
     Members within a radius of a member (superseded by GEOSEARCH)."""

@@ -215,6 +215,10 @@ def _sorted(c, items: list, by, alpha: bool, desc: bool, storing: bool) -> list:
     return [x for _, x in decorated]
 
 
+# Redis files SORT under generic but lists these ACL categories (plus write/read, slow)
+SORT_ACL_CATEGORIES = ("set", "sortedset", "list", "dangerous")
+
+
 @command("sort", -2, "write denyoom movablekeys", first_key=1, group="generic")
 def sort(c, argv):
     """SORT key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC|DESC] [ALPHA] [STORE destination]
@@ -222,8 +226,14 @@ def sort(c, argv):
     return _sort_generic(c, argv, False)
 
 
+sort.acl_categories = SORT_ACL_CATEGORIES
+
+
 @command("sort_ro", -2, "readonly movablekeys", first_key=1, group="generic")
 def sort_ro(c, argv):
     """SORT_RO key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] [ASC|DESC] [ALPHA]
     Read-only SORT (no STORE)."""
     return _sort_generic(c, argv, True)
+
+
+sort_ro.acl_categories = SORT_ACL_CATEGORIES
