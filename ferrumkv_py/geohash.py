@@ -46,6 +46,28 @@ GEOHASH_ALPHABET = b"0123456789bcdefghjkmnpqrstuvwxyz"
 GEOHASH_CHARS = 11
 STD_LAT_MIN, STD_LAT_MAX = -90.0, 90.0
 
+_NAN = float("nan")
+
+
+# C's libm returns NaN outside a function's domain (cos(inf), asin(1.0000000000000002));
+# Python raises.  Searches with an infinite radius or box, and distances of nearly antipodal
+# points, go through these so they compute what redis-server computes.
+def _sin(x: float) -> float:
+    return math.sin(x) if math.isfinite(x) else _NAN
+
+
+def _cos(x: float) -> float:
+    return math.cos(x) if math.isfinite(x) else _NAN
+
+
+def _asin(x: float) -> float:
+    return math.asin(x) if -1.0 <= x <= 1.0 else _NAN
+
+
+def _sqrt(x: float) -> float:
+    return math.sqrt(x) if x >= 0.0 else _NAN
+
+
 _EVEN = 0x5555555555555555
 _ODD = 0xAAAAAAAAAAAAAAAA
 _MASK64 = (1 << 64) - 1
@@ -108,12 +130,21 @@ def cell_area(bits: int, step: int) -> tuple[float, float, float, float]:
             GEO_LAT_MIN + (((ilat + 1) & 0xFFFFFFFF) * 1.0 / div) * lat_scale)
 
 
+def _cvttsd2si(x: float) -> int:
+    """x86-64 double -> int64 truncation, as 64 unsigned bits; the "integer indefinite"
+    0x8000000000000000 for NaN and out-of-range values."""
+    if x == x and -2.0 ** 63 <= x < 2.0 ** 63:
+        return int(x) & _MASK64
+    return 1 << 63
+
+
 def score_bits(score: float) -> int:
-    """C's ``(uint64_t)score`` on x86-64: truncation, negatives wrap modulo 2**64, and the
-    "indefinite" value 2**63 for NaN and out-of-range scores."""
-    if score != score or not -2.0 ** 63 <= score < 2.0 ** 64:
-        return 1 << 63
-    return int(score) & _MASK64
+    """C's ``(uint64_t)score`` as gcc compiles it for x86-64: below 2**63 a signed
+    conversion (negatives wrap), above it a conversion of ``score - 2**63`` with the top
+    bit flipped (so 1e20 gives 0)."""
+    if not score >= 2.0 ** 63:
+        return _cvttsd2si(score)
+    return _cvttsd2si(score - 2.0 ** 63) ^ (1 << 63)
 
 
 def decode(score: float) -> tuple[float, float]:
@@ -157,13 +188,13 @@ def distance(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
 
     Complexity: O(1).
     """
-    v = math.sin((lon2 * D_R - lon1 * D_R) / 2)
+    v = _sin((lon2 * D_R - lon1 * D_R) / 2)
     if v == 0.0:
         return lat_distance(lat1, lat2)
     lat1r, lat2r = lat1 * D_R, lat2 * D_R
-    u = math.sin((lat2r - lat1r) / 2)
-    a = u * u + math.cos(lat1r) * math.cos(lat2r) * v * v
-    return 2.0 * EARTH_RADIUS_M * math.asin(math.sqrt(a))
+    u = _sin((lat2r - lat1r) / 2)
+    a = u * u + _cos(lat1r) * _cos(lat2r) * v * v
+    return 2.0 * EARTH_RADIUS_M * _asin(_sqrt(a))
 
 
 def in_box(width_m: float, height_m: float, lon1: float, lat1: float, lon2: float,
@@ -223,11 +254,20 @@ def _move(bits: int, step: int, dx: int, dy: int) -> int:
 _CELL_ORDER = ((0, 0), (0, 1), (0, -1), (1, 0), (-1, 0), (1, 1), (-1, 1), (1, -1), (-1, -1))
 
 
+def _div(a: float, b: float) -> float:
+    """IEEE division (x / 0.0 is +-inf or NaN, as in C)."""
+    if b != 0.0:
+        return a / b
+    if a != a or a == 0.0:
+        return _NAN
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
 def bounding_box(lon: float, lat: float, half_w_m: float, half_h_m: float):
     """(lon_min, lat_min, lon_max, lat_max) around a centre (Redis geohashBoundingBox)."""
     lat_delta = (half_h_m / EARTH_RADIUS_M) / D_R
-    long_delta_top = (half_w_m / EARTH_RADIUS_M / math.cos((lat + lat_delta) * D_R)) / D_R
-    long_delta_bottom = (half_w_m / EARTH_RADIUS_M / math.cos((lat - lat_delta) * D_R)) / D_R
+    long_delta_top = (_div(half_w_m / EARTH_RADIUS_M, _cos((lat + lat_delta) * D_R))) / D_R
+    long_delta_bottom = (_div(half_w_m / EARTH_RADIUS_M, _cos((lat - lat_delta) * D_R))) / D_R
     south = lat < 0
     d = long_delta_bottom if south else long_delta_top
     return lon - d, lat - lat_delta, lon + d, lat + lat_delta

@@ -41,7 +41,9 @@ def format_distance(d: float) -> bytes:
     part, a dot and 4 digits.  Complexity: O(1)."""
     if d == 0:
         return b"0.0000"
-    v = round(d * _DIST_SCALE)
+    x = d * _DIST_SCALE
+    # llrint: ties to even; NaN and out-of-range values give LLONG_MIN on x86-64
+    v = round(x) if x == x and -2.0 ** 63 <= x < 2.0 ** 63 else -(1 << 63)
     sign = b"-" if v < 0 else b""
     ip, fp = divmod(abs(v), 10 ** DIST_DECIMALS)
     return b"%s%d.%04d" % (sign, ip, fp)

@@ -175,6 +175,51 @@ def test_errors_and_edges_same_as_redis(redis_server, server):
     assert_same_as_redis(redis_server, server.port, ERRORS_SCRIPT)
 
 
+# Infinite and huge radii / boxes (C's NaN from cos(inf)), the poles and the date line,
+# zero radii, and scores that are not geohashes (negative, beyond 2**64, 2**52).
+EXTREMES = """
+geoadd g 13.361389 38.115556 Palermo 15.087269 37.502669 Catania -179.9 0 w 179.9 0 e 0 85 n 180 -85.05112878 se
+geosearch g fromlonlat 0 0 byradius inf m
+geosearch g fromlonlat 0 0 bybox inf 1 m
+geosearch g fromlonlat 0 0 bybox 1 inf m withdist
+geosearch g fromlonlat 0 0 bybox inf inf m withdist
+geosearch g fromlonlat 0 0 byradius 1e308 km withdist
+geosearch g fromlonlat 180 85.05112878 byradius 20000 km withdist
+geosearch g fromlonlat -180 -85.05112878 bybox 40000 40000 km withdist asc
+geosearch g fromlonlat -180 -85.05112878 byradius 0 km withdist asc
+geosearch g frommember se byradius 0 km withdist asc
+geosearch g frommember se bybox 0 0 km withdist asc
+geosearch g frommember e byradius 100 km withdist withcoord withhash
+geosearch g frommember n byradius 20037 km withdist count 3 any desc
+geosearch g frommember n byradius 20037 km withdist count 3 desc
+geodist g e w
+geodist g n se
+geodist g e se mi
+georadius g 0 0 1e-300 m
+georadius g 0 0 5e-324 m
+zadd g -5 neg 1e20 huge 4503599627370496 top 0 zero
+geopos g neg huge top zero
+geohash g neg huge top zero
+geosearch g frommember neg byradius 100 km withdist withhash withcoord
+geosearch g frommember huge byradius 100 km withdist withhash withcoord
+geosearch g fromlonlat 0 -85 byradius 500 km withdist withhash withcoord
+geodist g neg huge
+geodist g zero top
+"""
+
+
+def test_extremes_same_as_redis(redis_server, server):
+    assert_same_as_redis(redis_server, server.port, EXTREMES)
+
+
+def test_c_conversions():
+    assert geohash.score_bits(1e20) == 0              # gcc: (x - 2**63) then flip bit 63
+    assert geohash.score_bits(-5.0) == 2 ** 64 - 5
+    assert geohash.score_bits(2.0 ** 63) == 2 ** 63
+    assert format_distance(float("nan")) == b"-922337203685477.5808"
+    assert geohash.distance(0.0, 0.0, 0.0, 0.0) == 0.0
+
+
 def _geo_script(seed: int) -> str:
     rng = random.Random(seed)
     lines = []
