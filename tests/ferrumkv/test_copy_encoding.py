@@ -3,6 +3,8 @@ the geo / SORT / sorted-set algebra commands store, replayed against redis-serve
 
 from __future__ import annotations
 
+from ferrumkv_py import memory
+from ferrumkv_py.zset import ZSet
 from tests.ferrumkv.container_diff import assert_same_as_redis
 
 SCRIPT = """
@@ -57,7 +59,7 @@ get x
 select 0
 set t v px 100000
 copy t t2
-pttl t2
+ttl t2
 copy s t2 replace
 ttl t2
 zadd big 1 a
@@ -87,3 +89,17 @@ lrange sl 0 -1
 
 def test_copy_and_encodings_same_as_redis(redis_server, server):
     assert_same_as_redis(redis_server, server.port, SCRIPT)
+    # memory accounting and every keyspace invariant hold after the stores and copies
+    server.call(_check_all, server.server.ks)
+
+
+def _check_all(ks) -> None:
+    """Every keyspace invariant, each container's modelled size, each ZSet's indexes (run on
+    the server's loop, so no command or cron runs meanwhile)."""
+    ks._check()
+    for db in ks.dbs[:2]:
+        for e in db.data.values():
+            if e.value.__class__ is not bytes:
+                assert e.value.mem == memory.recount(e.value), e.key
+            if e.value.__class__ is ZSet:
+                e.value._check()

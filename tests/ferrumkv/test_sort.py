@@ -48,6 +48,13 @@ sort l limit 2 -1
 sort l limit 20 3
 sort l limit 0 0
 sort l limit a 1
+sort l limit 5 9223372036854775807
+sort l limit 9223372036854775807 9223372036854775807
+sort l limit -9223372036854775808 2
+sort l by nosort limit 5 9223372036854775807
+sort l by nosort desc limit 2 9223372036854775807
+sort l limit 3 -5
+sort l limit 1 99999999999999999999
 sort l limit 1
 sort l by nosort
 sort l by nosort desc limit 1 2
