@@ -22,6 +22,7 @@ import math
 from .. import errors, geohash
 from ..errors import CommandError
 from ..registry import command
+from ..resp import NULL_ARRAY, Raw
 from ..zset import ScoreRange, ZSet
 from .longdouble import format_long_double_human
 from .util import parse_double, parse_int
@@ -58,7 +59,6 @@ def format_coord(x: float):
 def _coord_reply(c, x: float):
     text = format_coord(x)
     if c.proto == 3:
-        from ..resp import Raw
         return Raw(b"," + text + b"\r\n")
     return text
 
@@ -174,7 +174,6 @@ def geohash_(c, argv):
 def geopos(c, argv):
     """GEOPOS key [member ...]
     Returns the [longitude, latitude] of each member (a null array where missing)."""
-    from ..resp import NULL_ARRAY
     e = _read(c, argv[1])
     get = e.value.score if e is not None else (lambda m: None)
     out = []
@@ -245,13 +244,89 @@ def _collect(z: ZSet, sh: _Shape, limit: int) -> list:
     return found
 
 
+class _Opts:
+    """The parsed options of one search (Redis georadiusGeneric's locals)."""
+
+    __slots__ = ("withdist", "withhash", "withcoord", "any", "storedist", "sort", "count",
+                 "store", "frommember", "fromloc", "byradius", "bybox")
+
+    def __init__(self, store):
+        self.withdist = self.withhash = self.withcoord = self.any = self.storedist = False
+        self.frommember = self.fromloc = self.byradius = self.bybox = False
+        self.sort = None
+        self.count = 0
+        self.store = store
+
+
+def _parse_options(argv, i: int, kind: int, nostore: bool, z, sh: _Shape, o: _Opts) -> None:
+    """The options from ``argv[i]`` on, in Redis's order: each one is checked (and a
+    FROMMEMBER / FROMLONLAT / BYRADIUS / BYBOX read) when met, so errors come in its order."""
+    search = kind in (_SEARCH, _SEARCH_STORE)
+    n = len(argv)
+    while i < n:
+        arg = argv[i].lower()
+        left = n - i - 1
+        if arg in _FLAG_OPTS:
+            setattr(o, _FLAG_OPTS[arg], True)
+        elif arg in (b"asc", b"desc"):
+            o.sort = arg.decode()
+        elif arg == b"count" and left >= 1:
+            o.count = parse_int(argv[i + 1])
+            if o.count <= 0:
+                raise CommandError(errors.GEO_COUNT)
+            i += 1
+        elif arg in (b"store", b"storedist") and left >= 1 and not nostore and not search:
+            o.store, o.storedist = argv[i + 1], arg == b"storedist"
+            i += 1
+        elif arg == b"storedist" and kind == _SEARCH_STORE:
+            o.storedist = True
+        elif arg == b"frommember" and left >= 1 and search and not o.fromloc:
+            if z is not None:
+                sh.lon, sh.lat = _member_lonlat(z, argv[i + 1])
+            o.frommember = True
+            i += 1
+        elif arg == b"fromlonlat" and left >= 2 and search and not o.frommember:
+            sh.lon, sh.lat = _lonlat(argv[i + 1], argv[i + 2])
+            o.fromloc = True
+            i += 2
+        elif arg == b"byradius" and left >= 2 and search and not o.bybox:
+            sh.set_radius(*_radius(argv[i + 1], argv[i + 2]))
+            o.byradius = True
+            i += 2
+        elif arg == b"bybox" and left >= 3 and search and not o.byradius:
+            sh.set_box(*_box(argv[i + 1], argv[i + 2], argv[i + 3]))
+            o.bybox = True
+            i += 3
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 1
+
+
+_FLAG_OPTS = {b"withdist": "withdist", b"withhash": "withhash", b"withcoord": "withcoord",
+              b"any": "any"}
+
+
+def _check_options(argv, kind: int, o: _Opts) -> None:
+    """The combination checks Redis makes once every option is read."""
+    name = argv[0].decode("utf-8", "replace")
+    search = kind in (_SEARCH, _SEARCH_STORE)
+    if o.store is not None and (o.withdist or o.withhash or o.withcoord):
+        raise CommandError(errors.GEO_STORE_WITH % (
+            "GEOSEARCHSTORE" if kind == _SEARCH_STORE else "STORE option in GEORADIUS"))
+    if search and not (o.frommember or o.fromloc):
+        raise CommandError(errors.GEO_NEED_FROM % name)
+    if search and not (o.byradius or o.bybox):
+        raise CommandError(errors.GEO_NEED_BY % name)
+    if o.any and not o.count:
+        raise CommandError(errors.GEO_ANY_NEEDS_COUNT)
+
+
 def _search(c, argv, src: int, kind: int, nostore: bool = False):
-    """Redis georadiusGeneric: parse in Redis's order (so errors come in its order), search,
-    then reply or store."""
+    """Redis georadiusGeneric: the source key (WRONGTYPE first), the fixed arguments of the
+    GEORADIUS forms, the options, then search and reply or store."""
     e = _read(c, argv[src])
     z = e.value if e is not None else None
     sh = _Shape()
-    store = None
     if kind == _BY_COORDS:
         base = 6
         sh.lon, sh.lat = _lonlat(argv[2], argv[3])
@@ -263,96 +338,40 @@ def _search(c, argv, src: int, kind: int, nostore: bool = False):
             sh.set_radius(*_radius(argv[3], argv[4]))
     else:
         base = 2 if kind == _SEARCH else 3
-        if kind == _SEARCH_STORE:
-            store = argv[1]
-    withdist = withhash = withcoord = any_ = False
-    storedist = False
-    sort = None
-    count = 0
-    frommember = fromloc = byradius = bybox = False
-    search = kind in (_SEARCH, _SEARCH_STORE)
-    i, n = base, len(argv)
-    while i < n:
-        arg = argv[i].lower()
-        left = n - i - 1
-        if arg == b"withdist":
-            withdist = True
-        elif arg == b"withhash":
-            withhash = True
-        elif arg == b"withcoord":
-            withcoord = True
-        elif arg == b"any":
-            any_ = True
-        elif arg == b"asc":
-            sort = "asc"
-        elif arg == b"desc":
-            sort = "desc"
-        elif arg == b"count" and left >= 1:
-            count = parse_int(argv[i + 1])
-            if count <= 0:
-                raise CommandError(errors.GEO_COUNT)
-            i += 1
-        elif arg in (b"store", b"storedist") and left >= 1 and not nostore and not search:
-            store, storedist = argv[i + 1], arg == b"storedist"
-            i += 1
-        elif arg == b"storedist" and kind == _SEARCH_STORE:
-            storedist = True
-        elif arg == b"frommember" and left >= 1 and search and not fromloc:
-            if z is not None:
-                sh.lon, sh.lat = _member_lonlat(z, argv[i + 1])
-            frommember = True
-            i += 1
-        elif arg == b"fromlonlat" and left >= 2 and search and not frommember:
-            sh.lon, sh.lat = _lonlat(argv[i + 1], argv[i + 2])
-            fromloc = True
-            i += 2
-        elif arg == b"byradius" and left >= 2 and search and not bybox:
-            sh.set_radius(*_radius(argv[i + 1], argv[i + 2]))
-            byradius = True
-            i += 2
-        elif arg == b"bybox" and left >= 3 and search and not byradius:
-            sh.set_box(*_box(argv[i + 1], argv[i + 2], argv[i + 3]))
-            bybox = True
-            i += 3
-        else:
-            raise CommandError(errors.SYNTAX)
-        i += 1
-    name = argv[0].decode("utf-8", "replace")
-    if store is not None and (withdist or withhash or withcoord):
-        raise CommandError(errors.GEO_STORE_WITH % (
-            "GEOSEARCHSTORE" if kind == _SEARCH_STORE else "STORE option in GEORADIUS"))
-    if search and not (frommember or fromloc):
-        raise CommandError(errors.GEO_NEED_FROM % name)
-    if search and not (byradius or bybox):
-        raise CommandError(errors.GEO_NEED_BY % name)
-    if any_ and not count:
-        raise CommandError(errors.GEO_ANY_NEEDS_COUNT)
+    o = _Opts(argv[1] if kind == _SEARCH_STORE else None)
+    _parse_options(argv, base, kind, nostore, z, sh, o)
+    _check_options(argv, kind, o)
     if z is None:
-        if store is not None:
-            c.db.delete(store)
+        if o.store is not None:
+            c.db.delete(o.store)
             return 0
         return []
-    if count and sort is None and not any_:
-        sort = "asc"
-    found = _collect(z, sh, count if any_ else 0)
-    if sort is not None:
+    if o.count and o.sort is None and not o.any:
+        o.sort = "asc"       # COUNT without ANY returns the nearest ones
+    found = _collect(z, sh, o.count if o.any else 0)
+    if o.sort is not None:
         # Redis qsorts by distance (glibc's qsort is a stable merge sort here)
-        found.sort(key=lambda p: p[4], reverse=(sort == "desc"))
-    if count:
-        del found[count:]
-    to_m = sh.to_m
-    if store is not None:
-        return store_built(c, store, [((p[4] / to_m) if storedist else p[0], p[1]) for p in found])
-    if not (withdist or withhash or withcoord):
+        found.sort(key=lambda p: p[4], reverse=(o.sort == "desc"))
+    if o.count:
+        del found[o.count:]
+    return _reply(c, found, sh.to_m, o)
+
+
+def _reply(c, found: list, to_m: float, o: _Opts):
+    """The search result: stored (geohash or distance scores), names, or [name, extras]."""
+    if o.store is not None:
+        return store_built(c, o.store,
+                           [((p[4] / to_m) if o.storedist else p[0], p[1]) for p in found])
+    if not (o.withdist or o.withhash or o.withcoord):
         return [p[1] for p in found]
     out = []
     for score, member, lon, lat, d in found:
         item = [member]
-        if withdist:
+        if o.withdist:
             item.append(format_distance(d / to_m))
-        if withhash:
+        if o.withhash:
             item.append(_long_long(score))
-        if withcoord:
+        if o.withcoord:
             item.append([_coord_reply(c, lon), _coord_reply(c, lat)])
         out.append(item)
     return out
