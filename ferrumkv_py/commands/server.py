@@ -204,7 +204,8 @@ ACL_ORDER = ("keyspace", "read", "write", "set", "sortedset", "list", "hash", "s
              "blocking", "dangerous", "connection", "transaction", "scripting")
 GROUP_ACL = {"generic": "keyspace", "string": "string", "list": "list", "hash": "hash",
              "set": "set", "sorted-set": "sortedset", "sortedset": "sortedset",
-             "zset": "sortedset", "connection": "connection", "transactions": "transaction"}
+             "zset": "sortedset", "connection": "connection", "transactions": "transaction",
+             "geo": "geo"}
 
 
 def _flags(spec) -> list:
@@ -218,7 +219,8 @@ def acl_categories(spec) -> list:
     f = spec.flags
     if spec.subcommands:  # a container command (CONFIG, CLIENT) is only @slow
         return [Status(b"@slow")]
-    cats = {GROUP_ACL.get(spec.group, "")}
+    own = getattr(spec.handler, "acl_categories", None)   # replaces the group's (SORT)
+    cats = set(own) if own is not None else {GROUP_ACL.get(spec.group, "")}
     cats.add("write" if "write" in f else "read" if "readonly" in f else "")
     cats.add("fast" if "fast" in f else "slow")
     if "admin" in f:
