@@ -32,18 +32,18 @@ best an exact LRU of the same size could do on the same *access stream*.
 
 The recorded window (since the shadow was switched on or ``LITEHIT RESET``) can be written
 as a standard trace (``litehit-trace-file``) and its facts published with ``LITEHIT SAVE``
-as ``litehit_facts.csv`` in ``dir``; ``litehit replay`` + ``litehit query`` of that trace
-give the same numbers as INFO (``tests/ferrumkv/test_shadow.py``).
+as ``litehit_facts.csv`` in ``dir`` (``Shadow.save_path``); ``litehit replay`` + ``litehit
+query`` of that trace give the same numbers as INFO (``tests/ferrumkv/test_shadow.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 
 import numpy as np
 
+from litehit import factsfile
 from litehit.core import LiteHit
 from litehit.keyhash import hash_keys
 from litehit.publish import published
@@ -400,28 +400,32 @@ class Shadow:
         self._last_ns = 0
         self._seq = 0
 
+    def save_path(self) -> str:
+        """Where LITEHIT SAVE writes: ``litehit_facts.csv`` (FACTS_FILE_NAME) in ``dir``."""
+        return self._path(factsfile.FACTS_FILE_NAME)
+
     def save(self) -> str:
-        """LITEHIT SAVE: publish the window's facts as ``dir/litehit_facts.csv`` atomically.
+        """LITEHIT SAVE: publish the window's facts as ``save_path()`` atomically, in the
+        facts file format (``litehit.factsfile``; one key per block, so
+        ``block_size_tokens`` is 1 and ``input_token_len`` counts the keys read).
 
         Sampled (rate R < 1), the rows are the kept keys' requests and their
         ``block_bytes`` is ``round(block bytes / R)``: one sampled block stands for 1/R keys,
         so ``litehit query`` at a byte capacity finds the scaled capacity by itself."""
         self.consume()
-        path = self._path("litehit_facts.csv")
+        path = self.save_path()
         bb = self.block_bytes()
         if not self.keep_all:
             bb = max(1, round(bb / self.sample_rate))
+        lane = factsfile.lane_columns(INSTANCE_ID, 1, bb)
         with published(path, "w", encoding="ascii", newline="") as f:
-            f.write("trace_id,instance_id,timestamp_ns,input_token_len,block_size_tokens,"
-                    "block_bytes,hit_curve\n")
+            f.write(factsfile.FACTS_HEADER_LINE)
             for ts, sizes, off, start, run, seq in self._facts:
-                st, rn, of = start.tolist(), run.tolist(), off.tolist()
-                rows = []
-                for i, n in enumerate(sizes.tolist()):
-                    curve = ",".join("[%d,%d]" % (st[j], rn[j]) for j in range(of[i], of[i + 1]))
-                    rows.append('%s-%d,%s,%d,%d,1,%d,"[%s]"\n'
-                                % (INSTANCE_ID, seq + i, INSTANCE_ID, ts, n, bb, curve))
-                f.write("".join(rows))
+                curves = factsfile.curve_cells(off, start, run)
+                f.write("".join(
+                    factsfile.row(factsfile.row_prefix(f"{INSTANCE_ID}-{seq + i}", lane, ts, n),
+                                  curve)
+                    for i, (n, curve) in enumerate(zip(sizes.tolist(), curves))))
         return path
 
     def close(self) -> None:
@@ -456,23 +460,3 @@ def install(server) -> None:
     server.config.on_change("litehit-trace-file", apply, call_now=False)
     server.config.on_change("litehit-shadow-sample", apply, call_now=False)
 
-
-def trace_config_json(trace_path: str, out_dir: str, block_bytes: int,
-                      capacity_blocks: list, sample_rate: float = 1.0) -> str:
-    """An offline replay config for a recorded trace (block = 1 token, 1 key = 1 block).
-
-    For a trace recorded at ``litehit-shadow-sample`` R < 1, a replayed block is charged
-    ``round(block_bytes / R)`` (it stands for 1/R keys), as LITEHIT SAVE does."""
-    if sample_rate < 1:
-        block_bytes = max(1, round(block_bytes / sample_rate))
-    gb = [c * block_bytes / 2 ** 30 for c in capacity_blocks]
-    return json.dumps({
-        "trace_file_path": trace_path, "output_result_path": out_dir, "block_size": 1,
-        "instance_groups": [{"name": "shadow", "capacity_gb": gb, "eviction_policy": "lru",
-                             "ttl_seconds": 0, "enable_prefix_hash": False}],
-        "instances": [{"instance_group_name": "shadow", "instance_id": INSTANCE_ID,
-                       "block_size": 1, "linear_step": 0,
-                       "location_spec_infos": [{"name": "key", "size": block_bytes}],
-                       "location_spec_groups": [{"name": "all", "spec_names": ["key"]}],
-                       "optimizer_state_info": {"full_location_spec_group_name": "all"}}],
-    }, indent=2)

@@ -17,9 +17,14 @@ Replay a trace once; answer prefix hits for any LRU capacity afterwards::
     HitAccumulator: integer totals per capacity slot -> token hit rates
 
 Modules: ``preprocess`` (normalize_request, prefix hash), ``kernel`` (compiled replay),
-``core`` (LiteHit), ``facts`` (RequestFact, BatchFacts, RLE), ``projector``
-(HitCurveProjector), ``accumulator`` (HitAccumulator).
+``core`` (LiteHit), ``facts`` (RequestFact, BatchFacts, RLE and the curve's JSON),
+``projector`` (capacities: parsing, bytes -> blocks, and every projection onto hits),
+``factsfile`` (the facts CSV), ``accumulator`` (HitAccumulator, a reference API that no
+command uses). The offline tools: ``trace``, ``config``, ``lanes``, ``offline`` (replay),
+``query``, ``plot``, ``convert``, ``cli``.
 """
+from importlib.metadata import PackageNotFoundError, version
+
 from .accumulator import HitAccumulator
 from .core import LiteHit
 from .facts import (
@@ -39,6 +44,11 @@ from .preprocess import (
 )
 from .projector import BYTES_PER_GB, INFINITE_CAPACITY, HitCurveProjector
 
+try:
+    __version__ = version("ferrumkv_py")      # litehit ships in the ferrumkv_py project
+except PackageNotFoundError:                 # a source tree that was never installed
+    __version__ = "unknown"
+
 __all__ = [
     "BYTES_PER_GB",
     "INFINITE_CAPACITY",
@@ -56,4 +66,5 @@ __all__ = [
     "normalize_request",
     "prefix_hash_next",
     "to_int64",
+    "__version__",
 ]

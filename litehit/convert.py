@@ -1,4 +1,4 @@
-"""Convert public Mooncake request traces to the standard trace (spec §9 "Trace").
+"""Convert public Mooncake request traces to the litehit trace (``litehit.trace``).
 
 A Mooncake record (one JSON object per line)::
 

@@ -146,13 +146,6 @@ class LiteHit:
         keys_arr, offsets_arr, times = self._batch_args(keys, offsets, now_ns)
         return self._run(keys_arr, offsets_arr, times)
 
-    def process_batch_arrays(self, keys, offsets, now_ns: TimeArg = None) -> BatchFacts:
-        """Same as ``process_batch``; named for callers that only read the flat arrays.
-
-        Complexity: O(N log P).
-        """
-        return self.process_batch(keys, offsets, now_ns)
-
     def _batch_args(self, keys, offsets, now_ns: TimeArg):
         keys_arr = _as_int64_array(keys, "keys")
         offsets_arr = _as_int64_array(offsets, "offsets")

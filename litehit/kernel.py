@@ -26,7 +26,8 @@ blocks, hit or miss, from the tail to the head, so the head ends most recent and
 parent key is always more recent than its resident children.  A key repeated inside a
 request is simply re-committed; its final place is that of its first occurrence.
 
-Worked example (spec section 8; ``pos`` row = key at each position, ``bit`` = tree 1s)::
+Worked example (the five-request example, test_core.py; ``pos`` row = key at each
+position, ``bit`` = tree 1s)::
 
     after #1 [A B C]   pos: 1=C 2=B 3=A               bit: 1 1 1         live 3
     #2 [A B D]         A@3: 0 ones after -> depth 1

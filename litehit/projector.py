@@ -24,16 +24,31 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Union
+from typing import NamedTuple, Optional, Union
 
 import numpy as np
 
 from .facts import RequestFact
 
-__all__ = ["HitCurveProjector", "INFINITE_CAPACITY", "BYTES_PER_GB"]
+__all__ = ["HitCurveProjector", "INFINITE_CAPACITY", "BYTES_PER_GB", "Capacity",
+           "parse_capacity"]
 
 INFINITE_CAPACITY = -1          # any negative capacity (blocks or bytes) means infinite
 BYTES_PER_GB = 1024 ** 3        # capacities in GB are binary
+BYTES = "bytes"
+BLOCKS = "blocks"
+# Units a capacity may carry (case-insensitive), as Redis reads memory sizes: "kb", "mb",
+# "gb" are binary (1gb = 2^30 bytes, the meaning of a plain number in GB), "k", "m", "g"
+# decimal; KiB / MiB / GiB / TiB binary too.
+CAPACITY_UNITS = {
+    "b": (BYTES, 1), "byte": (BYTES, 1), "bytes": (BYTES, 1),
+    "k": (BYTES, 10 ** 3), "kb": (BYTES, 2 ** 10), "kib": (BYTES, 2 ** 10),
+    "m": (BYTES, 10 ** 6), "mb": (BYTES, 2 ** 20), "mib": (BYTES, 2 ** 20),
+    "g": (BYTES, 10 ** 9), "gb": (BYTES, 2 ** 30), "gib": (BYTES, 2 ** 30),
+    "t": (BYTES, 10 ** 12), "tb": (BYTES, 2 ** 40), "tib": (BYTES, 2 ** 40),
+    "block": (BLOCKS, 1), "blocks": (BLOCKS, 1), "key": (BLOCKS, 1), "keys": (BLOCKS, 1),
+}
+PLAIN_UNITS = {"gb": "gb", "blocks": "blocks"}     # what a number without a unit means
 
 CurveLike = Union[RequestFact, Sequence]
 
@@ -42,6 +57,62 @@ def _curve_of(fact_or_curve: CurveLike):
     if isinstance(fact_or_curve, RequestFact):
         return fact_or_curve.hit_curve
     return fact_or_curve
+
+
+class Capacity(NamedTuple):
+    """A capacity as the user gave it: ``unit`` is BYTES or BLOCKS, ``value`` a whole
+    number of them (INFINITE_CAPACITY when infinite), ``gb`` the size in binary GB as
+    written (the query's ``capacity_gb``; None for blocks), ``text`` the argument."""
+    unit: str
+    value: int
+    gb: Optional[float]
+    text: str
+
+    @property
+    def infinite(self) -> bool:
+        return self.value < 0
+
+    def blocks(self, block_bytes: int) -> int:
+        """This capacity in blocks of ``block_bytes`` (floor); infinite stays infinite."""
+        if self.unit == BLOCKS:
+            return self.value
+        return HitCurveProjector.capacity_blocks_from_bytes(self.value, block_bytes)
+
+
+def parse_capacity(text: str, plain: str = "gb") -> Capacity:
+    """Parse a capacity argument: a number with an optional unit (``64GB``, ``512MiB``,
+    ``1.5tb``, ``4096blocks``, ``100keys``; see CAPACITY_UNITS); without one the number
+    is in ``plain`` (``"gb"``: binary GB, or ``"blocks"``). A negative number is infinite.
+    Raises ValueError naming the argument.
+
+    Complexity: O(len(text)).
+    """
+    body = text.strip()
+    cut = len(body)
+    while cut and body[cut - 1].isalpha():
+        cut -= 1
+    number, unit = body[:cut].strip(), body[cut:].lower()
+    if not number:
+        raise ValueError(f"capacity {text!r} is not a number (give e.g. 64GB, 512MiB, "
+                         "4096blocks; a negative number means infinite)")
+    if unit and unit not in CAPACITY_UNITS:
+        raise ValueError(f"capacity {text!r}: unknown unit {body[cut:]!r} (use a number of "
+                         "GB, or units such as 64GB, 512MiB, 4096blocks)")
+    kind, scale = CAPACITY_UNITS[unit or PLAIN_UNITS[plain]]
+    try:
+        amount = float(number)
+    except ValueError:
+        raise ValueError(f"capacity {text!r} is not a number") from None
+    if not math.isfinite(amount):
+        raise ValueError(f"capacity {text!r} must be finite (a negative number means "
+                         "infinite)")
+    if kind == BLOCKS:
+        if amount >= 0 and amount != int(amount):
+            raise ValueError(f"capacity {text!r}: a number of blocks must be whole")
+        return Capacity(BLOCKS, INFINITE_CAPACITY if amount < 0 else int(amount), None, text)
+    gb = amount if scale == BYTES_PER_GB else amount * scale / BYTES_PER_GB
+    value = INFINITE_CAPACITY if amount < 0 else math.floor(amount * scale)
+    return Capacity(BYTES, value, gb, text)
 
 
 class HitCurveProjector:
@@ -129,6 +200,32 @@ class HitCurveProjector:
             contrib = HitCurveProjector.segment_hits_flat(seg_start[:nseg], seg_run[:nseg], cap)
             cumulative = np.concatenate(([0], np.cumsum(contrib, dtype=np.int64)))
             out[:, k] = cumulative[offsets[1:]] - cumulative[offsets[:-1]]
+        return out
+
+    @staticmethod
+    def project_capacities_flat(seg_offsets: np.ndarray, seg_start: np.ndarray,
+                                seg_run: np.ndarray, block_bytes: np.ndarray,
+                                capacities: Sequence[Capacity]) -> np.ndarray:
+        """Hit blocks per request and capacity, ``(R, K)``, where request r's blocks cost
+        ``block_bytes[r]`` bytes: requests are grouped by block_bytes and each group is
+        one ``project_blocks_flat`` call at its own capacities in blocks.
+
+        Complexity: O((N_seg + R) * K) per distinct block_bytes.
+        """
+        off = np.asarray(seg_offsets, dtype=np.int64)
+        rows = len(off) - 1
+        out = np.zeros((rows, len(capacities)), dtype=np.int64)
+        for size in np.unique(block_bytes).tolist():
+            caps = [c.blocks(size) for c in capacities]
+            idx = np.flatnonzero(block_bytes == size)
+            if len(idx) == rows:
+                out[:] = HitCurveProjector.project_blocks_flat(off, seg_start, seg_run, caps)
+                continue
+            lengths = off[idx + 1] - off[idx]
+            sub_off = np.concatenate(([0], np.cumsum(lengths)))
+            gather = np.repeat(off[idx] - sub_off[:-1], lengths) + np.arange(sub_off[-1])
+            out[idx] = HitCurveProjector.project_blocks_flat(sub_off, seg_start[gather],
+                                                             seg_run[gather], caps)
         return out
 
     @staticmethod

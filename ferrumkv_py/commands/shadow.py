@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import CommandError
 from ..registry import command
 from ..resp import OK, Status
+from ..shadow import CURVE_DEFAULT_POINTS
 from .util import parse_int
 
 SHADOW_OFF = "litehit shadow is off (CONFIG SET litehit-shadow yes)"
@@ -40,7 +41,7 @@ def litehit_curve(c, argv):
     With ``litehit-shadow-sample`` R < 1 the capacities are blocks of the full stream, the
     rates are the sampled stream's at floor(capacity * R) (SHARDS estimates), and one more
     pair closes the reply: ``["sample_rate", R]``."""
-    points = 16
+    points = CURVE_DEFAULT_POINTS
     if len(argv) > 3:
         raise CommandError("syntax error")
     if len(argv) == 3:
