@@ -13,9 +13,9 @@ without a hit evaluation (spec §2.1's read/write split).
 Exact hit rate at any capacity, at any time
 -------------------------------------------
 A fact's segment ``[start, run]`` says block i of it hits at capacity >= start + i.  The
-shadow keeps a difference array over "required capacity" (+1 at start, -1 at start + run),
-so the number of read blocks that hit at capacity C is the prefix sum up to C of the
-running sum of that array.  INFO therefore answers ``litehit_exact_hit_rate`` for the
+shadow adds the read facts to an ``AggregateCurve`` (``litehit.projector``: a difference
+array over required capacity), which gives the read blocks that hit at any capacity C.
+INFO therefore answers ``litehit_exact_hit_rate`` for the
 capacity the server has *now* (maxmemory // block bytes), whatever it was when the
 accesses happened.  Complexity: O(segments) per batch, O(max depth) per query (cached).
 
@@ -46,6 +46,7 @@ import numpy as np
 from litehit import factsfile
 from litehit.core import LiteHit
 from litehit.keyhash import hash_keys
+from litehit.projector import AggregateCurve
 from litehit.publish import published
 
 from .info import section
@@ -63,8 +64,8 @@ class Shadow:
 
     # Slots: the dispatcher reads single / keep_all / keep / keys / flags per command.
     __slots__ = ("server", "mode", "sample_rate", "keep_all", "keep", "core", "keys",
-                 "flags", "single", "_trace", "_seq", "_get", "_mget", "_diff",
-                 "_cum", "_max_depth", "requests", "read_blocks", "writes", "inf_hits",
+                 "flags", "single", "_trace", "_seq", "_get", "_mget", "_curve",
+                 "requests", "read_blocks", "writes",
                  "real_hits", "_facts", "_facts_bytes", "facts_dropped", "_last_ns",
                  "_slicing", "_closed")
 
@@ -247,22 +248,12 @@ class Shadow:
         seg_is_read = np.repeat(is_read, np.diff(seg_off))
         s = facts.seg_start[:nseg][seg_is_read]
         r = facts.seg_run[:nseg][seg_is_read]
-        if len(s):
-            top = int((s + r).max()) + 1
-            if top >= len(self._diff):
-                grown = np.zeros(max(top + 1, 2 * len(self._diff)), dtype=np.int64)
-                grown[:len(self._diff)] = self._diff
-                self._diff = grown
-            np.add.at(self._diff, s, 1)
-            np.add.at(self._diff, s + r, -1)
-            self._cum = None
-            self._max_depth = max(self._max_depth, top - 1)
+        self._curve.add(s, r)
         n_read = int(is_read.sum())
         read_sizes = sizes[is_read]
         self.requests += n_read
         self.read_blocks += int(read_sizes.sum())
         self.writes += len(is_read) - n_read
-        self.inf_hits += int(r.sum())
         # The server's own prefix hits: leading keys of each read request that it found.
         hit = (fl & 1).astype(bool)
         read_starts = offsets[:-1][is_read]
@@ -328,15 +319,9 @@ class Shadow:
         of C blocks of the full stream is one of floor(C * R) blocks of the sampled one
         (SHARDS); the hits returned are those of the sampled stream, so rate() of them is
         the estimate of the full stream's hit rate."""
-        if capacity < 0:
-            return self.inf_hits
-        if not self.keep_all:
+        if capacity >= 0 and not self.keep_all:
             capacity = int(capacity * self.sample_rate)
-        if self._cum is None:
-            self._cum = np.cumsum(np.cumsum(self._diff))
-        if capacity >= len(self._cum):
-            return int(self._cum[-1])
-        return int(self._cum[capacity])
+        return self._curve.hits(capacity)
 
     def rate(self, hits: int) -> float:
         return hits / self.read_blocks if self.read_blocks else 0.0
@@ -348,9 +333,9 @@ class Shadow:
     def curve(self, points: int) -> list:
         """(capacity, hit rate) at ``points`` capacities spaced on a log scale up to the
         largest depth seen (in full-stream blocks when sampled), plus the current capacity."""
-        top = max(self._max_depth, 1)
+        top = max(self._curve.max_depth, 1)
         if not self.keep_all:
-            top = max(int(self._max_depth / self.sample_rate), 1)
+            top = max(int(self._curve.max_depth / self.sample_rate), 1)
         caps = sorted({int(round(x)) for x in np.geomspace(1, top, max(points, 2))}
                       | ({self.capacity_blocks()} if self.capacity_blocks() > 0 else set()))
         return [(c, self.rate(self.hits_at(c))) for c in caps]
@@ -367,7 +352,7 @@ class Shadow:
             ("litehit_block_bytes", self.block_bytes()),
             ("litehit_capacity_blocks", cap),
             ("litehit_exact_hit_rate", "%.6f" % self.rate(self.hits_at(cap))),
-            ("litehit_exact_hit_rate_inf", "%.6f" % self.rate(self.inf_hits)),
+            ("litehit_exact_hit_rate_inf", "%.6f" % self.rate(self._curve.infinite_hits)),
             ("litehit_real_hit_rate", "%.6f" % self.rate(self.real_hits)),
         ]
         for c in self.slots():
@@ -381,7 +366,7 @@ class Shadow:
         return fields
 
     def memory_bytes(self) -> int:
-        return self.core.memory_usage_bytes() + self._diff.nbytes + self._facts_bytes
+        return self.core.memory_usage_bytes() + self._curve.nbytes + self._facts_bytes
 
     # ---- commands ----
 
@@ -389,11 +374,9 @@ class Shadow:
         """LITEHIT RESET: forget the recorded window (LRU state, counters, facts)."""
         self.core.reset()
         self.keys, self.flags = [], bytearray()
-        self._diff = np.zeros(1024, dtype=np.int64)
-        self._cum = None
-        self._max_depth = 0
+        self._curve = AggregateCurve()
         self.requests = self.read_blocks = self.writes = 0
-        self.inf_hits = self.real_hits = 0
+        self.real_hits = 0
         self._facts: list = []
         self._facts_bytes = 0
         self.facts_dropped = 0

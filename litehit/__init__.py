@@ -10,11 +10,15 @@ Replay a trace once; answer prefix hits for any LRU capacity afterwards::
         |  Fenwick stack depths, snapshot evaluation, tail-first commit, optional TTL
         v
     RequestFact.hit_curve = [[start_required_blocks, run_length], ...]
-        |                                   |
-        |  HitCurveProjector (capacity      |  facts CSV (offline tools)
-        |  -> hit blocks, the only place)   |
-        v                                   v
-    HitAccumulator: integer totals per capacity slot -> token hit rates
+        |                                 |                          |
+        |  litehit_facts.csv              |  HitCurveProjector       |  AggregateCurve
+        |  (factsfile: replay,            |  (each request at K      |  (the sum of all
+        |   server LITEHIT SAVE)          |   capacities)            |   curves, any C)
+        v                                 v                          v
+    query / plot: hit blocks per      HitAccumulator (reference)  the server's shadow:
+    request, Totals per instance      integer totals per slot     INFO, LITEHIT CURVE
+
+``litehit.projector`` holds the only code that turns a capacity into hit blocks.
 
 Modules: ``preprocess`` (normalize_request, prefix hash), ``kernel`` (compiled replay),
 ``core`` (LiteHit), ``facts`` (RequestFact, BatchFacts, RLE and the curve's JSON),
@@ -42,7 +46,14 @@ from .preprocess import (
     prefix_hash_next,
     to_int64,
 )
-from .projector import BYTES_PER_GB, INFINITE_CAPACITY, HitCurveProjector
+from .projector import (
+    BYTES_PER_GB,
+    INFINITE_CAPACITY,
+    AggregateCurve,
+    Capacity,
+    HitCurveProjector,
+    parse_capacity,
+)
 
 try:
     __version__ = version("ferrumkv_py")      # litehit ships in the ferrumkv_py project
@@ -50,7 +61,9 @@ except PackageNotFoundError:                 # a source tree that was never inst
     __version__ = "unknown"
 
 __all__ = [
+    "AggregateCurve",
     "BYTES_PER_GB",
+    "Capacity",
     "INFINITE_CAPACITY",
     "BatchFacts",
     "HitAccumulator",
@@ -64,6 +77,7 @@ __all__ = [
     "hit_curve_from_json",
     "hit_curve_to_json",
     "normalize_request",
+    "parse_capacity",
     "prefix_hash_next",
     "to_int64",
     "__version__",

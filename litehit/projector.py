@@ -1,4 +1,4 @@
-"""HitCurveProjector: the only code in litehit that turns a capacity into hit blocks.
+"""Capacities to hits: the one module that turns a capacity into hit blocks.
 
 A fact (hit curve) is a list of segments ``(start, run)``; block i of a segment
 (0-based) hits at capacity ``C >= start + i``.  Starts rise across segments, so a scan
@@ -9,16 +9,24 @@ can stop at the first segment that starts above C::
     hits(C) = sum over segments with start <= C of min(run, C - start + 1)
 
 Capacities are in blocks.  Byte capacities are converted here, once, by floor division
-by ``block_bytes`` (``capacity_bytes_from_gb`` does the binary GB -> bytes step).  A
-negative capacity means infinite: only cold misses remain, so hits = sum of runs.
+by ``block_bytes`` (``Capacity.blocks``; ``parse_capacity`` reads what users write, and
+``capacity_bytes_from_gb`` does the binary GB -> bytes step).  A negative capacity means
+infinite: only cold misses remain, so hits = sum of runs.
 
-The ``*_flat`` functions do the same sum over the CSR arrays of ``BatchFacts`` for many
-requests and capacities with numpy, never building Python objects per segment: since
-starts rise within a request, ``clip(C - start + 1, 0, run)`` is exactly the scan's
-contribution of each segment (segments past the break contribute 0).
+Two forms, for two questions (docs/litehit.md, "Two projections"):
+
+- ``HitCurveProjector``: hits of *each* request at K given capacities (the query's lines,
+  the plot, ``HitAccumulator``).  The ``*_flat`` functions do the sum over the CSR arrays of
+  ``BatchFacts`` with numpy, never building Python objects per segment: since starts rise
+  within a request, ``clip(C - start + 1, 0, run)`` is exactly the scan's contribution of
+  each segment (segments past the break contribute 0).
+- ``AggregateCurve``: hits of *all* requests so far at *any* capacity, asked later (the
+  server's shadow: INFO, LITEHIT CURVE, whatever maxmemory is now).  It keeps the sum of
+  the curves as a difference array over thresholds instead of K totals.
 
 Complexity: ``project_blocks`` O(S) for S segments, independent of C; the flat
-versions O(N_seg * K) for K capacities.
+versions O(N_seg * K) for K capacities; ``AggregateCurve.add`` O(N_seg), ``hits`` O(1)
+after an O(max depth) prefix sum.
 """
 from __future__ import annotations
 
@@ -30,9 +38,10 @@ import numpy as np
 
 from .facts import RequestFact
 
-__all__ = ["HitCurveProjector", "INFINITE_CAPACITY", "BYTES_PER_GB", "Capacity",
-           "parse_capacity"]
+__all__ = ["HitCurveProjector", "AggregateCurve", "INFINITE_CAPACITY", "BYTES_PER_GB",
+           "Capacity", "parse_capacity"]
 
+AGGREGATE_INITIAL_DEPTH = 1024          # thresholds an AggregateCurve holds before growing
 INFINITE_CAPACITY = -1          # any negative capacity (blocks or bytes) means infinite
 BYTES_PER_GB = 1024 ** 3        # capacities in GB are binary
 BYTES = "bytes"
@@ -251,3 +260,62 @@ class HitCurveProjector:
             [int(HitCurveProjector.segment_hits_flat(seg_start, seg_run, c).sum()) for c in caps],
             dtype=np.int64,
         )
+
+
+class AggregateCurve:
+    """The sum of many requests' hit curves: total hit blocks at any capacity.
+
+    Every segment ``(s, r)`` puts one block at each threshold ``s .. s + r - 1``.  A
+    difference array records that in O(1) per segment (``+1`` at s, ``-1`` at s + r); its
+    running sum is the number of blocks per threshold, and the running sum of *that* is
+    the number of blocks with threshold <= C, i.e. ``hits(C)``::
+
+        segments (1,2) (1,2) (4,1)     diff  [0, 2, 0, -2, 1, -1]
+        blocks per threshold           [0, 2, 2, 0, 1, 0]
+        hits(C)                        [0, 2, 4, 4, 5, 5]      hits(inf) = 5
+
+    The prefix sums are cached until the next ``add``.
+
+    Complexity: ``add`` O(N_seg) (amortised growth), ``hits`` O(max depth) after an add,
+    O(1) otherwise; memory 8 bytes per threshold up to the deepest one seen.
+    """
+
+    __slots__ = ("_diff", "_cum", "max_depth", "infinite_hits")
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every curve."""
+        self._diff = np.zeros(AGGREGATE_INITIAL_DEPTH, dtype=np.int64)
+        self._cum = None
+        self.max_depth = 0              # the deepest threshold of any block added
+        self.infinite_hits = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self._diff.nbytes
+
+    def add(self, seg_start: np.ndarray, seg_run: np.ndarray) -> None:
+        """Add segments (of any requests; the order does not matter)."""
+        if not len(seg_start):
+            return
+        end = seg_start + seg_run                   # one past each segment's last threshold
+        top = int(end.max())
+        if top >= len(self._diff):
+            grown = np.zeros(max(top + 1, 2 * len(self._diff)), dtype=np.int64)
+            grown[:len(self._diff)] = self._diff
+            self._diff = grown
+        np.add.at(self._diff, seg_start, 1)
+        np.add.at(self._diff, end, -1)
+        self._cum = None
+        self.max_depth = max(self.max_depth, top - 1)
+        self.infinite_hits += int(seg_run.sum())
+
+    def hits(self, capacity_blocks: int) -> int:
+        """Hit blocks of every request added, at ``capacity_blocks`` (negative = infinite)."""
+        if capacity_blocks < 0:
+            return self.infinite_hits
+        if self._cum is None:
+            self._cum = np.cumsum(np.cumsum(self._diff))
+        return int(self._cum[min(capacity_blocks, len(self._cum) - 1)])
