@@ -91,3 +91,31 @@ def test_no_other_module_spells_the_format(module):
     for text in _string_constants(os.path.join(ROOT, module)):
         assert "block_size_tokens,block_bytes" not in text, module
         assert text != FACTS_FILE_NAME, module
+
+
+def test_server_save_is_a_facts_file_plotted_against_keys(make_server, tmp_path):
+    """LITEHIT SAVE writes <dir>/litehit_facts.csv in this format (one key per block), and
+    litehit reads it back: the query counts the reads, the plot's axis is keys."""
+    import redis
+
+    from litehit.plot import collect_curves
+    from litehit.query import run_query
+
+    s = make_server(litehit_shadow="yes", dir=str(tmp_path), litehit_block_bytes="100")
+    r = redis.Redis(port=s.port)
+    for i in range(300):
+        r.set(f"k{i % 40}", "v")
+        r.get(f"k{(i * 7) % 50}")
+    saved = r.execute_command("LITEHIT", "SAVE").decode()
+    assert saved == os.path.join(str(tmp_path), FACTS_FILE_NAME) == s.server.shadow.save_path()
+    with open(saved, encoding="ascii") as f:
+        text = f.read()
+    assert text.startswith(FACTS_HEADER_LINE)
+    assert all(line.split(",")[4:6] == ["1", "100"] for line in text.splitlines()[1:])
+    totals = run_query(saved, str(tmp_path / "q.jsonl"), [-1])
+    assert totals[""].requests == 300 and totals[""].total_input_tokens == 300
+    curves, unit = collect_curves(saved)
+    assert unit == "keys" and curves[0].capacities[0] == 1
+    info = r.info("litehit")
+    assert curves[0].infinite_rate == pytest.approx(info["litehit_exact_hit_rate_inf"],
+                                                    abs=1e-6)
