@@ -4,7 +4,7 @@ While the server serves, every key a command reads or writes is appended to a bu
 only work done inside a command: two list appends).  The cron hands the buffer to the
 litehit core in one batch: keys become stable block ids (FNV-1a 64, ``litehit.keyhash``),
 reads are requests whose hit curves are accumulated, writes are committed to the LRU order
-without a hit evaluation (spec §2.1's read/write split).
+without a hit evaluation (as ``write`` events of a litehit trace with commit_writes).
 
     GET a      -> read request [a]          (keys mode: every key read is its own request)
     MGET a b c -> reads [a] [b] [c]         (prefix mode: one request [a, b, c])
@@ -31,7 +31,7 @@ the server but may be a hit in the shadow), and FLUSHALL is not a reset.  The sh
 best an exact LRU of the same size could do on the same *access stream*.
 
 The recorded window (since the shadow was switched on or ``LITEHIT RESET``) can be written
-as a standard trace (``litehit-trace-file``) and its facts published with ``LITEHIT SAVE``
+as a litehit trace (``litehit-trace-file``) and its facts published with ``LITEHIT SAVE``
 as ``litehit_facts.csv`` in ``dir`` (``Shadow.save_path``); ``litehit replay`` + ``litehit
 query`` of that trace give the same numbers as INFO (``tests/ferrumkv/test_shadow.py``).
 """

@@ -12,7 +12,8 @@ asked for, ``sum(hit_tokens) / sum(input_tokens)``, never as a mean of per-reque
 
 Slots are capacities in blocks, or in bytes with a ``block_bytes`` (converted by
 ``HitCurveProjector`` at projection time; ``litehit.projector`` is the only module where
-bytes become blocks).  A negative capacity is infinite.  Per request of input length L and block size b tokens::
+bytes become blocks).  A negative capacity is infinite.  Per request of input length L
+and block size b tokens::
 
     hit_blocks[k] += project(fact, capacity[k])        hit_tokens[k] += hit_blocks * b
     inf_hit_blocks += project_infinite(fact)           input_tokens  += L

@@ -158,10 +158,10 @@ def _sub(sub, name: str, summary: str, details: str = "", **kwargs) -> argparse.
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="litehit", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Exact LRU prefix hit curves from KV-cache block traces: replay a trace "
+        description="Exact LRU prefix hit curves from KV-cache block traces: replay a trace\n"
                     "once, then ask for the hit rate at any cache capacity.",
-        epilog="Typical use: convert (Mooncake) -> replay -> query / plot. "
-               "`litehit COMMAND --help` explains each command's files.")
+        epilog="Typical use: convert (Mooncake) -> replay -> query / plot.\n"
+               "`litehit COMMAND --help` explains the files each command reads and writes.")
     parser.add_argument("--version", action="version", version=f"litehit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -17,7 +17,8 @@ live one and one replay stays exact for a fixed TTL at every capacity.
 
 Complexity: ``process_request`` O(m log P) for m blocks (P positions <= 4 * live keys +
 2 * slack); memory O(live keys): 4 bytes per position (12 with a TTL) plus 12 per table
-slot, about 27-35 bytes per distinct block on the traces of bench/litehit_bench.py.
+slot, about 27-35 bytes per distinct block on the traces of bench/litehit_bench.py (the
+numbers are in ``litehit.kernel``'s docstring).
 """
 from __future__ import annotations
 
