@@ -144,7 +144,7 @@ def run_kernel(keys, offsets):
 
     lh = LiteHit()
     t0 = time.perf_counter()
-    facts = lh.process_batch_arrays(keys, offsets)
+    facts = lh.process_batch(keys, offsets)
     elapsed = time.perf_counter() - t0
     return facts, elapsed, lh.memory_usage_bytes(), lh.current_unique_blocks()
 

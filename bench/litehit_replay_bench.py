@@ -32,7 +32,8 @@ sys.path.insert(0, ROOT)
 
 from litehit.config import parse_config  # noqa: E402
 from litehit.convert import convert_mooncake  # noqa: E402
-from litehit.offline import FACTS_FILE_NAME, run_replay  # noqa: E402
+from litehit.factsfile import FACTS_FILE_NAME  # noqa: E402
+from litehit.offline import run_replay  # noqa: E402
 
 MOONCAKE_TRACE = os.path.join(ROOT, "data", "traces", "mooncake_synthetic_trace.jsonl")
 MOONCAKE_BLOCK_TOKENS = 512

@@ -4,7 +4,7 @@ While the server serves, every key a command reads or writes is appended to a bu
 only work done inside a command: two list appends).  The cron hands the buffer to the
 litehit core in one batch: keys become stable block ids (FNV-1a 64, ``litehit.keyhash``),
 reads are requests whose hit curves are accumulated, writes are committed to the LRU order
-without a hit evaluation (spec §2.1's read/write split).
+without a hit evaluation (as ``write`` events of a litehit trace with commit_writes).
 
     GET a      -> read request [a]          (keys mode: every key read is its own request)
     MGET a b c -> reads [a] [b] [c]         (prefix mode: one request [a, b, c])
@@ -13,9 +13,9 @@ without a hit evaluation (spec §2.1's read/write split).
 Exact hit rate at any capacity, at any time
 -------------------------------------------
 A fact's segment ``[start, run]`` says block i of it hits at capacity >= start + i.  The
-shadow keeps a difference array over "required capacity" (+1 at start, -1 at start + run),
-so the number of read blocks that hit at capacity C is the prefix sum up to C of the
-running sum of that array.  INFO therefore answers ``litehit_exact_hit_rate`` for the
+shadow adds the read facts to an ``AggregateCurve`` (``litehit.projector``: a difference
+array over required capacity), which gives the read blocks that hit at any capacity C.
+INFO therefore answers ``litehit_exact_hit_rate`` for the
 capacity the server has *now* (maxmemory // block bytes), whatever it was when the
 accesses happened.  Complexity: O(segments) per batch, O(max depth) per query (cached).
 
@@ -50,23 +50,24 @@ the server but may be a hit in the shadow), and FLUSHALL is not a reset.  The sh
 best an exact LRU of the same size could do on the same *access stream*.
 
 The recorded window (since the shadow was switched on or ``LITEHIT RESET``) can be written
-as a standard trace (``litehit-trace-file``) and its facts published with ``LITEHIT SAVE``
-as ``litehit_facts.csv`` in ``dir``; ``litehit replay`` + ``litehit query`` of that trace
-give the same numbers as INFO (``tests/ferrumkv/test_shadow.py``).
+as a litehit trace (``litehit-trace-file``) and its facts published with ``LITEHIT SAVE``
+as ``litehit_facts.csv`` in ``dir`` (``Shadow.save_path``); ``litehit replay`` + ``litehit
+query`` of that trace give the same numbers as INFO (``tests/ferrumkv/test_shadow.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import json
 import os
 
 import numpy as np
 
+from litehit import factsfile
 from litehit.advise import advise
 from litehit.core import LiteHit
 from litehit.keyhash import hash_keys
+from litehit.projector import AggregateCurve
 from litehit.publish import published
 
 from .info import section
@@ -87,10 +88,10 @@ class Shadow:
 
     # Slots: the dispatcher reads single / keep_all / keep / keys / flags per command.
     __slots__ = ("server", "mode", "sample_rate", "keep_all", "keep", "core", "keys",
-                 "flags", "single", "_trace", "_seq", "_get", "_mget", "_diff",
-                 "_cum", "_max_depth", "requests", "read_blocks", "writes", "inf_hits",
-                 "real_hits", "reuse_real_hits", "_window", "_facts", "_facts_bytes",
-                 "facts_dropped", "_last_ns", "_slicing", "_closed")
+                 "flags", "single", "_trace", "_seq", "_get", "_mget", "_curve",
+                 "requests", "read_blocks", "writes",
+                 "real_hits", "reuse_real_hits", "_window", "_facts", "_facts_bytes", "facts_dropped", "_last_ns",
+                 "_slicing", "_closed")
 
     def __init__(self, server):
         self.server = server
@@ -271,22 +272,12 @@ class Shadow:
         seg_is_read = np.repeat(is_read, np.diff(seg_off))
         s = facts.seg_start[:nseg][seg_is_read]
         r = facts.seg_run[:nseg][seg_is_read]
-        if len(s):
-            top = int((s + r).max()) + 1
-            if top >= len(self._diff):
-                grown = np.zeros(max(top + 1, 2 * len(self._diff)), dtype=np.int64)
-                grown[:len(self._diff)] = self._diff
-                self._diff = grown
-            np.add.at(self._diff, s, 1)
-            np.add.at(self._diff, s + r, -1)
-            self._cum = None
-            self._max_depth = max(self._max_depth, top - 1)
+        self._curve.add(s, r)
         n_read = int(is_read.sum())
         read_sizes = sizes[is_read]
         self.requests += n_read
         self.read_blocks += int(read_sizes.sum())
         self.writes += len(is_read) - n_read
-        self.inf_hits += int(r.sum())
         # The server's own prefix hits: leading keys of each read request that it found.
         hit = (fl & 1).astype(bool)
         read_starts = offsets[:-1][is_read]
@@ -399,15 +390,9 @@ class Shadow:
         of C blocks of the full stream is one of floor(C * R) blocks of the sampled one
         (SHARDS); the hits returned are those of the sampled stream, so rate() of them is
         the estimate of the full stream's hit rate."""
-        if capacity < 0:
-            return self.inf_hits
-        if not self.keep_all:
+        if capacity >= 0 and not self.keep_all:
             capacity = int(capacity * self.sample_rate)
-        if self._cum is None:
-            self._cum = np.cumsum(np.cumsum(self._diff))
-        if capacity >= len(self._cum):
-            return int(self._cum[-1])
-        return int(self._cum[capacity])
+        return self._curve.hits(capacity)
 
     def rate(self, hits: int, blocks: int | None = None) -> float:
         """hits / blocks (default: every read block of the window); 0 when there are none."""
@@ -421,7 +406,7 @@ class Shadow:
 
     def top_capacity(self) -> int:
         """A capacity (full-stream blocks) at which the curve is flat: every reuse hits."""
-        top = self._max_depth + 1
+        top = self._curve.max_depth + 1
         if not self.keep_all:
             top = int(top / self.sample_rate) + 1
         return top
@@ -432,10 +417,10 @@ class Shadow:
         out = advise(self.hits_at, self.read_blocks, self.top_capacity(),
                      self.capacity_blocks(), self.block_bytes(), target)
         cap = self.capacity_blocks()
-        reuse_real = self.rate(self.reuse_real_hits, self.inf_hits)
-        reuse_exact = self.rate(self.hits_at(cap), self.inf_hits)
+        reuse_real = self.rate(self.reuse_real_hits, self._curve.infinite_hits)
+        reuse_exact = self.rate(self.hits_at(cap), self._curve.infinite_hits)
         out["real_hit_rate"] = self.rate(self.real_hits)
-        out["reuse_blocks"] = self.inf_hits
+        out["reuse_blocks"] = self._curve.infinite_hits
         out["reuse_real_hit_rate"] = reuse_real
         out["reuse_exact_hit_rate"] = reuse_exact
         out["policy_vs_exact_lru_points"] = 100.0 * (reuse_real - reuse_exact)
@@ -446,9 +431,9 @@ class Shadow:
     def curve(self, points: int) -> list:
         """(capacity, hit rate) at ``points`` capacities spaced on a log scale up to the
         largest depth seen (in full-stream blocks when sampled), plus the current capacity."""
-        top = max(self._max_depth, 1)
+        top = max(self._curve.max_depth, 1)
         if not self.keep_all:
-            top = max(int(self._max_depth / self.sample_rate), 1)
+            top = max(int(self._curve.max_depth / self.sample_rate), 1)
         caps = sorted({int(round(x)) for x in np.geomspace(1, top, max(points, 2))}
                       | ({self.capacity_blocks()} if self.capacity_blocks() > 0 else set()))
         return [(c, self.rate(self.hits_at(c))) for c in caps]
@@ -465,7 +450,7 @@ class Shadow:
             ("litehit_block_bytes", self.block_bytes()),
             ("litehit_capacity_blocks", cap),
             ("litehit_exact_hit_rate", "%.6f" % self.rate(self.hits_at(cap))),
-            ("litehit_exact_hit_rate_inf", "%.6f" % self.rate(self.inf_hits)),
+            ("litehit_exact_hit_rate_inf", "%.6f" % self.rate(self._curve.infinite_hits)),
             ("litehit_real_hit_rate", "%.6f" % self.rate(self.real_hits)),
         ]
         exact = self.hits_at(cap)
@@ -474,12 +459,12 @@ class Shadow:
             # counters, for scrapers that take their own deltas
             ("litehit_real_hits", self.real_hits),
             ("litehit_exact_hits", exact),
-            ("litehit_reuse_blocks", self.inf_hits),
+            ("litehit_reuse_blocks", self._curve.infinite_hits),
             ("litehit_reuse_real_hits", self.reuse_real_hits),
             # reuses only: sound from the first second after a reset (module docstring)
             ("litehit_reuse_real_hit_rate", "%.6f" % self.rate(self.reuse_real_hits,
-                                                                self.inf_hits)),
-            ("litehit_reuse_exact_hit_rate", "%.6f" % self.rate(exact, self.inf_hits)),
+                                                                self._curve.infinite_hits)),
+            ("litehit_reuse_exact_hit_rate", "%.6f" % self.rate(exact, self._curve.infinite_hits)),
             ("litehit_window_seconds", self.server.config["litehit-window-seconds"]),
             ("litehit_window_blocks", wb),
             ("litehit_window_real_hit_rate", "%.6f" % self.rate(wreal, wb)),
@@ -499,7 +484,7 @@ class Shadow:
         return fields
 
     def memory_bytes(self) -> int:
-        return self.core.memory_usage_bytes() + self._diff.nbytes + self._facts_bytes
+        return self.core.memory_usage_bytes() + self._curve.nbytes + self._facts_bytes
 
     # ---- commands ----
 
@@ -507,11 +492,9 @@ class Shadow:
         """LITEHIT RESET: forget the recorded window (LRU state, counters, facts)."""
         self.core.reset()
         self.keys, self.flags = [], bytearray()
-        self._diff = np.zeros(1024, dtype=np.int64)
-        self._cum = None
-        self._max_depth = 0
+        self._curve = AggregateCurve()
         self.requests = self.read_blocks = self.writes = 0
-        self.inf_hits = self.real_hits = self.reuse_real_hits = 0
+        self.real_hits = self.reuse_real_hits = 0
         self._window: collections.deque = collections.deque()
         self._facts: list = []
         self._facts_bytes = 0
@@ -519,28 +502,32 @@ class Shadow:
         self._last_ns = 0
         self._seq = 0
 
+    def save_path(self) -> str:
+        """Where LITEHIT SAVE writes: ``litehit_facts.csv`` (FACTS_FILE_NAME) in ``dir``."""
+        return self._path(factsfile.FACTS_FILE_NAME)
+
     def save(self) -> str:
-        """LITEHIT SAVE: publish the window's facts as ``dir/litehit_facts.csv`` atomically.
+        """LITEHIT SAVE: publish the window's facts as ``save_path()`` atomically, in the
+        facts file format (``litehit.factsfile``; one key per block, so
+        ``block_size_tokens`` is 1 and ``input_token_len`` counts the keys read).
 
         Sampled (rate R < 1), the rows are the kept keys' requests and their
         ``block_bytes`` is ``round(block bytes / R)``: one sampled block stands for 1/R keys,
         so ``litehit query`` at a byte capacity finds the scaled capacity by itself."""
         self.consume()
-        path = self._path("litehit_facts.csv")
+        path = self.save_path()
         bb = self.block_bytes()
         if not self.keep_all:
             bb = max(1, round(bb / self.sample_rate))
+        lane = factsfile.lane_columns(INSTANCE_ID, 1, bb)
         with published(path, "w", encoding="ascii", newline="") as f:
-            f.write("trace_id,instance_id,timestamp_ns,input_token_len,block_size_tokens,"
-                    "block_bytes,hit_curve\n")
+            f.write(factsfile.FACTS_HEADER_LINE)
             for ts, sizes, off, start, run, seq in self._facts:
-                st, rn, of = start.tolist(), run.tolist(), off.tolist()
-                rows = []
-                for i, n in enumerate(sizes.tolist()):
-                    curve = ",".join("[%d,%d]" % (st[j], rn[j]) for j in range(of[i], of[i + 1]))
-                    rows.append('%s-%d,%s,%d,%d,1,%d,"[%s]"\n'
-                                % (INSTANCE_ID, seq + i, INSTANCE_ID, ts, n, bb, curve))
-                f.write("".join(rows))
+                curves = factsfile.curve_cells(off, start, run)
+                f.write("".join(
+                    factsfile.row(factsfile.row_prefix(f"{INSTANCE_ID}-{seq + i}", lane, ts, n),
+                                  curve)
+                    for i, (n, curve) in enumerate(zip(sizes.tolist(), curves))))
         return path
 
     def close(self) -> None:
@@ -575,23 +562,3 @@ def install(server) -> None:
     server.config.on_change("litehit-trace-file", apply, call_now=False)
     server.config.on_change("litehit-shadow-sample", apply, call_now=False)
 
-
-def trace_config_json(trace_path: str, out_dir: str, block_bytes: int,
-                      capacity_blocks: list, sample_rate: float = 1.0) -> str:
-    """An offline replay config for a recorded trace (block = 1 token, 1 key = 1 block).
-
-    For a trace recorded at ``litehit-shadow-sample`` R < 1, a replayed block is charged
-    ``round(block_bytes / R)`` (it stands for 1/R keys), as LITEHIT SAVE does."""
-    if sample_rate < 1:
-        block_bytes = max(1, round(block_bytes / sample_rate))
-    gb = [c * block_bytes / 2 ** 30 for c in capacity_blocks]
-    return json.dumps({
-        "trace_file_path": trace_path, "output_result_path": out_dir, "block_size": 1,
-        "instance_groups": [{"name": "shadow", "capacity_gb": gb, "eviction_policy": "lru",
-                             "ttl_seconds": 0, "enable_prefix_hash": False}],
-        "instances": [{"instance_group_name": "shadow", "instance_id": INSTANCE_ID,
-                       "block_size": 1, "linear_step": 0,
-                       "location_spec_infos": [{"name": "key", "size": block_bytes}],
-                       "location_spec_groups": [{"name": "all", "spec_names": ["key"]}],
-                       "optimizer_state_info": {"full_location_spec_group_name": "all"}}],
-    }, indent=2)

@@ -10,16 +10,25 @@ Replay a trace once; answer prefix hits for any LRU capacity afterwards::
         |  Fenwick stack depths, snapshot evaluation, tail-first commit, optional TTL
         v
     RequestFact.hit_curve = [[start_required_blocks, run_length], ...]
-        |                                   |
-        |  HitCurveProjector (capacity      |  facts CSV (offline tools)
-        |  -> hit blocks, the only place)   |
-        v                                   v
-    HitAccumulator: integer totals per capacity slot -> token hit rates
+        |                                 |                          |
+        |  litehit_facts.csv              |  HitCurveProjector       |  AggregateCurve
+        |  (factsfile: replay,            |  (each request at K      |  (the sum of all
+        |   server LITEHIT SAVE)          |   capacities)            |   curves, any C)
+        v                                 v                          v
+    query / plot: hit blocks per      HitAccumulator (reference)  the server's shadow:
+    request, Totals per instance      integer totals per slot     INFO, LITEHIT CURVE
+
+``litehit.projector`` holds the only code that turns a capacity into hit blocks.
 
 Modules: ``preprocess`` (normalize_request, prefix hash), ``kernel`` (compiled replay),
-``core`` (LiteHit), ``facts`` (RequestFact, BatchFacts, RLE), ``projector``
-(HitCurveProjector), ``accumulator`` (HitAccumulator).
+``core`` (LiteHit), ``facts`` (RequestFact, BatchFacts, RLE and the curve's JSON),
+``projector`` (capacities: parsing, bytes -> blocks, and every projection onto hits),
+``factsfile`` (the facts CSV), ``accumulator`` (HitAccumulator, a reference API that no
+command uses). The offline tools: ``trace``, ``config``, ``lanes``, ``offline`` (replay),
+``query``, ``plot``, ``convert``, ``cli``.
 """
+from importlib.metadata import PackageNotFoundError, version
+
 from .accumulator import HitAccumulator
 from .core import LiteHit
 from .facts import (
@@ -37,10 +46,24 @@ from .preprocess import (
     prefix_hash_next,
     to_int64,
 )
-from .projector import BYTES_PER_GB, INFINITE_CAPACITY, HitCurveProjector
+from .projector import (
+    BYTES_PER_GB,
+    INFINITE_CAPACITY,
+    AggregateCurve,
+    Capacity,
+    HitCurveProjector,
+    parse_capacity,
+)
+
+try:
+    __version__ = version("ferrumkv_py")      # litehit ships in the ferrumkv_py project
+except PackageNotFoundError:                 # a source tree that was never installed
+    __version__ = "unknown"
 
 __all__ = [
+    "AggregateCurve",
     "BYTES_PER_GB",
+    "Capacity",
     "INFINITE_CAPACITY",
     "BatchFacts",
     "HitAccumulator",
@@ -54,6 +77,8 @@ __all__ = [
     "hit_curve_from_json",
     "hit_curve_to_json",
     "normalize_request",
+    "parse_capacity",
     "prefix_hash_next",
     "to_int64",
+    "__version__",
 ]

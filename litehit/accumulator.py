@@ -1,13 +1,19 @@
 """HitAccumulator: cumulative integer hit counters over configured capacity slots.
 
-The online path (the server's shadow analyser) and the tools keep only integers:
-requests, input tokens, hit blocks and hit tokens per capacity slot, and the same for an
-unbounded capacity.  Rates are derived from those integers when asked for,
-``sum(hit_tokens) / sum(input_tokens)``, never as a mean of per-request rates.
+A reference API for library users (``from litehit import HitAccumulator``): no command and
+no server path uses it (the query and plot sum with ``litehit.query.Totals``, which takes
+per-row block sizes from a facts file; the server's shadow keeps an ``AggregateCurve``).
+It is kept, tested, as the smallest complete way to turn facts from ``LiteHit`` into hit
+rates at fixed capacities in a program of one's own.
+
+It keeps only integers: requests, input tokens, hit blocks and hit tokens per capacity
+slot, and the same for an unbounded capacity.  Rates are derived from those integers when
+asked for, ``sum(hit_tokens) / sum(input_tokens)``, never as a mean of per-request rates.
 
 Slots are capacities in blocks, or in bytes with a ``block_bytes`` (converted by
-``HitCurveProjector`` at projection time, the only place bytes become blocks).  A
-negative capacity is infinite.  Per request of input length L and block size b tokens::
+``HitCurveProjector`` at projection time; ``litehit.projector`` is the only module where
+bytes become blocks).  A negative capacity is infinite.  Per request of input length L
+and block size b tokens::
 
     hit_blocks[k] += project(fact, capacity[k])        hit_tokens[k] += hit_blocks * b
     inf_hit_blocks += project_infinite(fact)           input_tokens  += L

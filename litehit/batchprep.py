@@ -1,4 +1,4 @@
-"""Vectorised preprocessing of many requests at once (the offline path of spec §2).
+"""Vectorised preprocessing of many requests at once (the offline replay's key preparation).
 
 ``litehit.preprocess.normalize_request`` is the per-request reference; here the same
 rules 6-8 run over a whole chunk held in CSR form (request r owns

@@ -2,35 +2,91 @@
 
     litehit replay CONFIG.json [--workers N] [--trace PATH] [--output-dir DIR]
                                [--commit-writes] [--progress | --no-progress]
-    litehit query FACTS.csv OUT.jsonl CAPACITY_GB [CAPACITY_GB ...]
+    litehit query FACTS.csv OUT.jsonl|- CAPACITY [CAPACITY ...]
     litehit convert mooncake IN.jsonl OUT.jsonl --instance-id NAME [--block-size 512]
-    litehit plot FACTS.csv --out curve.png [--capacities-gb GB ...]
-                                           [--capacities-blocks N ...] [--title TEXT]
+    litehit plot FACTS.csv --out curve.png|.svg|.pdf [--capacities CAPACITY ...]
+                                                      [--title TEXT]
+    litehit --version
 
-``run`` is an alias of ``replay``. Exit status: 0 on success, 1 on any failure (the reason on
-stderr, ``litehit: error: ...``; nothing published), 2 on a usage error.
+``run`` is an alias of ``replay``. A CAPACITY is a number of binary GB, or a number with a
+unit (``64GB``, ``512MiB``, ``4096blocks``; ``litehit.projector.parse_capacity``); negative
+is infinite. Exit status: 0 on success (warnings such as an empty input on stderr, ``litehit:
+warning: ...``), 1 on any failure (the reason on stderr, ``litehit: error: ...``; nothing
+published), 2 on a usage error.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from litehit import __version__
 from litehit.config import load_config
 from litehit.convert import MOONCAKE_BLOCK_SIZE_TOKENS, convert_mooncake
 from litehit.progress import ProgressReporter
+from litehit.projector import parse_capacity
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
+STDOUT_PATH = "-"
+
+TRACE_HELP = """\
+trace (JSONL): one request per line, e.g.
+  {"type":"request","instance_id":"i1","trace_id":"r1","timestamp_ns":1000,
+   "keys":[11,12,13],"input_len":1536}
+  type: "request" or "get" (a read: gets a facts row), or "write" (ignored unless
+  --commit-writes); keys: one integer per block of block_size tokens, in prefix order;
+  input_len: the request's tokens (keys = input_len // block_size); timestamp_ns: positive,
+  never decreasing. `litehit convert mooncake` writes this from a Mooncake trace."""
+CONFIG_HELP = """\
+config (JSON): trace_file_path, output_result_path (relative paths are read from the
+config file's folder), block_size (tokens per trace key), instance_groups (name,
+ttl_seconds, enable_prefix_hash) and instances (instance_id, instance_group_name,
+block_size, and location specs whose sizes add up to the bytes of one block). Example:
+conf/litehit-mooncake.json; every key: docs/litehit.md."""
+FACTS_HELP = """\
+facts (CSV): litehit_facts.csv, one row per request and instance:
+  trace_id,instance_id,timestamp_ns,input_token_len,block_size_tokens,block_bytes,hit_curve
+  mooncake-1954,mooncake,519262000000,33639,512,67108864,"[[5438,63],[24814,1]]"
+  hit_curve [[5438,63],...]: 63 leading blocks hit once the cache holds 5,438 blocks (the
+  i-th of them from 5,438 + i); [] = the first block was never seen. A server's LITEHIT
+  SAVE writes the same file with one key per block (block_size_tokens 1)."""
+QUERY_HELP = """\
+capacities: a number is binary GB (1 GB = 2^30 bytes); or give a unit: 64GB, 512MiB, 2k,
+4096blocks, 100keys (units as Redis reads them: kb/mb/gb binary, k/m/g decimal); negative =
+infinite.
+output (JSONL): one line per request (hit_blocks and hit_rates per capacity), then one
+summary per instance, then the overall summary (also printed on stdout):
+  {"summary":true,"requests":3993,"total_input_tokens":61194628,"capacity_gb":[64,-1],
+   "total_hit_blocks":[10511,77740],"total_hit_tokens":[...],"hit_rates":[0.0879,0.650]}
+  hit rate = hit tokens / input tokens, summed over requests."""
+
+
+def _warn(message: str) -> None:
+    print(f"litehit: warning: {message}", file=sys.stderr)
+
+
+def _warn_if_empty(path: str, what: str) -> bool:
+    """Warn when ``path`` is an empty file; True if it was."""
+    try:
+        empty = os.path.getsize(path) == 0
+    except OSError:
+        return False                    # the command reports a missing file itself
+    if empty:
+        _warn(f"{path} is empty (no {what})")
+    return empty
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from litehit.offline import FACTS_FILE_NAME, run_replay
+    from litehit.factsfile import FACTS_FILE_NAME
+    from litehit.offline import run_replay
 
     overrides = {"trace_file_path": args.trace, "output_result_path": args.output_dir,
                  "pipeline_worker_count": args.workers,
                  "commit_writes": True if args.commit_writes else None}
     config = load_config(args.config, overrides)
+    _warn_if_empty(config.trace_file_path, "requests")
     show = sys.stderr.isatty() if args.progress is None else args.progress
     reporter = ProgressReporter(sys.stderr.write) if show else None
     try:
@@ -38,7 +94,7 @@ def _replay(args: argparse.Namespace) -> int:
     finally:
         if reporter is not None:
             reporter.finish()
-    out = f"{config.output_result_path.rstrip('/')}/{FACTS_FILE_NAME}"
+    out = os.path.join(config.output_result_path, FACTS_FILE_NAME)
     print(f"litehit replay: {stats.requests} requests, {stats.block_accesses} block accesses, "
           f"{stats.instances} instances, {stats.seconds:.3f} s, "
           f"{stats.accesses_per_second:,.0f} accesses/s -> {out}")
@@ -46,17 +102,27 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _query(args: argparse.Namespace) -> int:
-    from litehit.query import parse_capacity_gb, run_query
+    from litehit.query import run_query, summary_line
 
-    capacities = [parse_capacity_gb(text) for text in args.capacities_gb]
-    totals = run_query(args.facts, args.out, capacities)
+    capacities = [parse_capacity(text) for text in args.capacities]
+    empty = _warn_if_empty(args.facts, "facts rows")
+    to_stdout = args.out == STDOUT_PATH
+    totals = run_query(args.facts, sys.stdout if to_stdout else args.out, capacities)
     overall = totals[""]
-    print(f"litehit query: {overall.requests} requests, {len(totals) - 1} instances, "
-          f"{len(capacities)} capacities -> {args.out}")
+    if overall.requests == 0 and not empty:
+        _warn(f"{args.facts} holds no facts rows")
+    status = (f"litehit query: {overall.requests} requests, {len(totals) - 1} instances, "
+              f"{len(capacities)} capacities -> {'stdout' if to_stdout else args.out}")
+    if to_stdout:                       # stdout carries the JSONL (summary line last)
+        print(status, file=sys.stderr)
+    else:
+        print(status)
+        print(summary_line(overall, capacities, None), end="")
     return EXIT_OK
 
 
 def _convert(args: argparse.Namespace) -> int:
+    _warn_if_empty(args.input, "records")
     stats = convert_mooncake(args.input, args.output, args.instance_id, args.block_size)
     print(f"litehit convert: {stats.requests} requests, {stats.block_accesses} block "
           f"accesses, {stats.total_input_tokens} input tokens -> {args.output}")
@@ -64,54 +130,90 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from litehit.plot import plot_facts
+    from litehit.plot import image_format, plot_facts
 
-    if args.capacities_gb is not None and args.capacities_blocks is not None:
-        raise ValueError("give --capacities-gb or --capacities-blocks, not both")
-    curves = plot_facts(args.facts, args.out, args.capacities_gb, args.capacities_blocks,
-                        args.title)
+    image_format(args.out)
+    given = [(texts, plain) for texts, plain in ((args.capacities, "gb"),
+                                                 (args.capacities_gb, "gb"),
+                                                 (args.capacities_blocks, "blocks"))
+             if texts is not None]
+    if len(given) > 1:
+        raise ValueError("give one of --capacities, --capacities-gb, --capacities-blocks")
+    capacities = None
+    if given:
+        texts, plain = given[0]
+        capacities = [parse_capacity(text, plain) for text in texts]
+    _warn_if_empty(args.facts, "facts rows")
+    curves = plot_facts(args.facts, args.out, capacities, args.title)
     print(f"litehit plot: {len(curves)} instances, {len(curves[0].capacities)} capacities "
           f"-> {args.out}")
     return EXIT_OK
 
 
+def _sub(sub, name: str, summary: str, details: str = "", **kwargs) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=summary, description=summary, epilog=details,
+                          formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="litehit", description="Exact LRU prefix hit curves from KV-cache block traces.")
+        prog="litehit", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Exact LRU prefix hit curves from KV-cache block traces: replay a trace\n"
+                    "once, then ask for the hit rate at any cache capacity.",
+        epilog="Typical use: convert (Mooncake) -> replay -> query / plot.\n"
+               "`litehit COMMAND --help` explains the files each command reads and writes.")
+    parser.add_argument("--version", action="version", version=f"litehit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    replay = sub.add_parser("replay", aliases=["run"], help="replay a trace to a facts CSV")
-    replay.add_argument("config", help="config JSON (spec section 9)")
+    replay = _sub(sub, "replay", "replay a trace into a facts file (litehit_facts.csv)",
+                  f"{CONFIG_HELP}\n\n{TRACE_HELP}\n\n{FACTS_HELP}", aliases=["run"])
+    replay.add_argument("config", help="replay config (JSON), e.g. conf/litehit-mooncake.json")
     replay.add_argument("--workers", type=int, help="override pipeline_worker_count")
-    replay.add_argument("--trace", help="override trace_file_path")
-    replay.add_argument("--output-dir", help="override output_result_path")
+    replay.add_argument("--trace", help="override trace_file_path (relative to the current "
+                                        "directory)")
+    replay.add_argument("--output-dir", help="override output_result_path (relative to the "
+                                             "current directory)")
     replay.add_argument("--commit-writes", action="store_true",
                         help="commit write events' keys to the LRU order (no rows)")
     replay.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="progress on stderr (default: when stderr is a terminal)")
     replay.set_defaults(func=_replay)
 
-    query = sub.add_parser("query", help="project a facts CSV onto capacities in GB")
-    query.add_argument("facts", help="litehit_facts.csv")
-    query.add_argument("out", help="output JSONL")
-    query.add_argument("capacities_gb", nargs="+", metavar="CAPACITY_GB",
-                       help="binary GB; negative = infinite")
+    query = _sub(sub, "query", "hit rates of a facts file at the capacities you give",
+                 f"{QUERY_HELP}\n\n{FACTS_HELP}")
+    query.add_argument("facts", help="facts file (litehit_facts.csv)")
+    query.add_argument("out", help="output JSONL file, or - for stdout")
+    query.add_argument("capacities", nargs="+", metavar="CAPACITY",
+                       help="64GB, 512MiB, 4096blocks; a bare number is GB; negative = "
+                            "infinite")
     query.set_defaults(func=_query)
 
-    convert = sub.add_parser("convert", help="convert a public trace to the standard trace")
+    convert = _sub(sub, "convert", "convert a Mooncake trace to a litehit trace",
+                   "Mooncake (JSONL): {\"timestamp\": ms, \"input_length\": tokens, "
+                   "\"hash_ids\": [one id per block]}.\nKeeps the ids of complete blocks, "
+                   f"timestamps + 1 ms in ns.\n\n{TRACE_HELP}")
     convert.add_argument("format", choices=["mooncake"])
-    convert.add_argument("input")
-    convert.add_argument("output")
-    convert.add_argument("--instance-id", required=True)
+    convert.add_argument("input", help="Mooncake trace (JSONL)")
+    convert.add_argument("output", help="litehit trace to write (JSONL)")
+    convert.add_argument("--instance-id", required=True,
+                         help="the instance_id of every event (the replay config's)")
     convert.add_argument("--block-size", type=int, default=MOONCAKE_BLOCK_SIZE_TOKENS,
                          help="tokens per hash id (default %(default)s)")
     convert.set_defaults(func=_convert)
 
-    plot = sub.add_parser("plot", help="plot hit rate vs capacity from a facts CSV")
-    plot.add_argument("facts")
-    plot.add_argument("--out", required=True, help="PNG to write")
-    plot.add_argument("--capacities-gb", type=float, nargs="+")
-    plot.add_argument("--capacities-blocks", type=int, nargs="+")
+    plot = _sub(sub, "plot", "draw hit rate against capacity from a facts file",
+                "Without capacities: 48 points up to the deepest capacity any request "
+                "needed,\nin keys for a server's facts, else in bytes (KiB ... TiB). "
+                f"Capacities: as for query.\n\n{FACTS_HELP}")
+    plot.add_argument("facts", help="facts file (litehit_facts.csv)")
+    plot.add_argument("--out", required=True, help="image to write: .png, .svg or .pdf")
+    plot.add_argument("--capacities", nargs="+", metavar="CAPACITY",
+                      help="64GB, 512MiB, 4096blocks (a bare number is GB); all bytes or "
+                           "all blocks")
+    plot.add_argument("--capacities-gb", nargs="+", metavar="GB",
+                      help="capacities, a bare number is GB")
+    plot.add_argument("--capacities-blocks", nargs="+", metavar="BLOCKS",
+                      help="capacities, a bare number is blocks")
     plot.add_argument("--title", default="")
     plot.set_defaults(func=_plot)
     return parser

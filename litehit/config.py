@@ -1,4 +1,4 @@
-"""The offline replay configuration (spec §9 "Config"), read from JSON.
+"""The offline replay configuration, read from JSON (docs/litehit.md lists every key).
 
 A config names a trace, an output directory, the trace's native block size, and the
 instances (analysis lanes) to replay. Each instance belongs to an instance group that carries
@@ -15,12 +15,15 @@ location spec group::
 
 Top-level keys are described by the ``TOP_LEVEL`` table (name, type, default, check);
 unknown keys are ignored, as in the trace. Every violation raises ``ConfigError`` naming the
-key. Relative paths are kept as written, i.e. relative to the current directory.
+key. Relative paths in a config file (``PATH_KEYS``) are read from the file's folder, so a
+config works from any current directory; command-line overrides are relative to the current
+directory.
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -30,6 +33,7 @@ EVENTS_PER_WORKER_WINDOW = 256          # batch window = pipeline_worker_count *
 NS_PER_SECOND = 1_000_000_000
 SUPPORTED_EVICTION_POLICIES = ("lru",)
 REQUIRED = object()                     # marker: the key has no default
+PATH_KEYS = ("trace_file_path", "output_result_path")
 
 
 class ConfigError(ValueError):
@@ -88,11 +92,6 @@ class OfflineConfig:
     override_instance_id: str
     commit_writes: bool
     instances: tuple[InstanceConfig, ...]
-
-    @property
-    def window_events(self) -> int:
-        """Events per batch window: ``pipeline_worker_count * EVENTS_PER_WORKER_WINDOW``."""
-        return self.pipeline_worker_count * EVENTS_PER_WORKER_WINDOW
 
 
 # ---- field readers ----
@@ -229,6 +228,9 @@ def parse_config(obj: Any) -> OfflineConfig:
 def load_config(path: str, overrides: dict[str, Any] | None = None) -> OfflineConfig:
     """Read a config JSON file; ``overrides`` replace top-level keys (CLI flags).
 
+    Relative ``PATH_KEYS`` values in the file are joined to the file's folder (normalised,
+    so ``conf/../out/x`` reads ``out/x``); overrides are taken as given.
+
     Complexity: O(size of the file).
     """
     try:
@@ -238,6 +240,12 @@ def load_config(path: str, overrides: dict[str, Any] | None = None) -> OfflineCo
         raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ConfigError(f"config {path}: bad JSON: {exc}") from None
-    if isinstance(obj, dict) and overrides:
-        obj = {**obj, **{k: v for k, v in overrides.items() if v is not None}}
+    if isinstance(obj, dict):
+        folder = os.path.dirname(path)
+        for key in PATH_KEYS:
+            value = obj.get(key)
+            if isinstance(value, str) and value and not os.path.isabs(value):
+                obj[key] = os.path.normpath(os.path.join(folder, value))
+        if overrides:
+            obj = {**obj, **{k: v for k, v in overrides.items() if v is not None}}
     return parse_config(obj)

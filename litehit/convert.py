@@ -1,17 +1,17 @@
-"""Convert public Mooncake request traces to the standard trace (spec §9 "Trace").
+"""Convert public Mooncake request traces to the litehit trace (``litehit.trace``).
 
 A Mooncake record (one JSON object per line)::
 
     {"timestamp": 0, "input_length": 40160, "output_length": 6, "hash_ids": [0, 1, ..., 78]}
 
 holds ``ceil(input_length / block)`` ids, the last one possibly for a partial block. The
-standard event keeps the first ``floor(input_length / block)`` ids as keys (only complete
+litehit event keeps the first ``floor(input_length / block)`` ids as keys (only complete
 blocks are cacheable; the partial tail's tokens stay in ``input_len``)::
 
     {"type":"request","instance_id":"NAME","trace_id":"NAME-1","timestamp_ns":1000000,"keys":[0,1,...,77],"input_len":40160}
 
 Timestamps: Mooncake's are milliseconds from the trace start and the first rows are 0, but the
-standard trace wants strictly positive nanoseconds, so ``timestamp_ns = (timestamp_ms + 1) *
+litehit trace wants strictly positive nanoseconds, so ``timestamp_ns = (timestamp_ms + 1) *
 1_000_000``: a constant 1 ms shift that keeps every gap and the order. Trace ids are
 ``<instance>-<line number>`` (1-based line of the record in the input file), stable across
 runs. Output lines are compact JSON without spaces and are published atomically
@@ -50,7 +50,7 @@ def _int(obj: dict, name: str, line_no: int) -> int:
 
 
 def mooncake_event(obj: object, line_no: int, instance_id: str, block_size: int) -> tuple:
-    """One Mooncake record -> (standard JSONL line, timestamp_ms, number of keys).
+    """One Mooncake record -> (litehit trace line, timestamp_ms, number of keys).
 
     Complexity: O(number of hash ids).
     """
@@ -78,7 +78,7 @@ def mooncake_event(obj: object, line_no: int, instance_id: str, block_size: int)
 
 def convert_mooncake(in_path: str, out_path: str, instance_id: str,
                      block_size: int = MOONCAKE_BLOCK_SIZE_TOKENS) -> ConvertStats:
-    """Convert a Mooncake JSONL trace to a standard trace file, atomically.
+    """Convert a Mooncake JSONL trace to a litehit trace file, atomically.
 
     Fails (ConvertError / OSError, nothing published, no ``.tmp`` left) on bad JSON, missing
     or negative fields, too few hash ids, or timestamps that go backwards.

@@ -17,7 +17,8 @@ live one and one replay stays exact for a fixed TTL at every capacity.
 
 Complexity: ``process_request`` O(m log P) for m blocks (P positions <= 4 * live keys +
 2 * slack); memory O(live keys): 4 bytes per position (12 with a TTL) plus 12 per table
-slot, about 27-35 bytes per distinct block on the traces of bench/litehit_bench.py.
+slot, about 27-35 bytes per distinct block on the traces of bench/litehit_bench.py (the
+numbers are in ``litehit.kernel``'s docstring).
 """
 from __future__ import annotations
 
@@ -145,13 +146,6 @@ class LiteHit:
         """
         keys_arr, offsets_arr, times = self._batch_args(keys, offsets, now_ns)
         return self._run(keys_arr, offsets_arr, times)
-
-    def process_batch_arrays(self, keys, offsets, now_ns: TimeArg = None) -> BatchFacts:
-        """Same as ``process_batch``; named for callers that only read the flat arrays.
-
-        Complexity: O(N log P).
-        """
-        return self.process_batch(keys, offsets, now_ns)
 
     def _batch_args(self, keys, offsets, now_ns: TimeArg):
         keys_arr = _as_int64_array(keys, "keys")

@@ -39,7 +39,3 @@ def hash_keys(buf: bytes, offsets: np.ndarray) -> np.ndarray:
     _fnv1a_batch(data, np.asarray(offsets, dtype=np.int64), out)
     return out.view(np.int64)
 
-
-def hash_key(key: bytes) -> int:
-    """The block id of one key (same value as ``hash_keys``)."""
-    return int(hash_keys(key, np.array([0, len(key)], dtype=np.int64))[0])

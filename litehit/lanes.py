@@ -24,7 +24,8 @@ import numpy as np
 from litehit.batchprep import gather_flat, normalize_flat
 from litehit.config import InstanceConfig, OfflineConfig
 from litehit.preprocess import normalize_request
-from litehit.trace import READ, WRITE, TraceError, csv_field, parse_events
+from litehit.factsfile import lane_columns, row_prefix
+from litehit.trace import READ, WRITE, TraceError, parse_events
 
 ROUTE_BY_INSTANCE = "instance"
 ROUTE_FANOUT = "fanout"
@@ -99,7 +100,7 @@ class PreparedChunk:
     error: TraceError | None
     lanes: list                         # LaneBatch per configured lane
     row_lanes: list                     # lane of each row, in output order
-    row_prefixes: list                  # "trace_id,instance_id,ts,len,bst,bytes," per row
+    row_prefixes: list                  # factsfile.row_prefix of each row
     n_reads: int = 0
     n_writes: int = 0
     n_committed_writes: int = 0
@@ -165,9 +166,8 @@ def _row_lanes(plan: ReplayPlan, read_idx: np.ndarray, lane_of) -> list:
 
 
 def _row_prefixes(ev, plan: ReplayPlan, read_idx: np.ndarray, row_lanes: list) -> list:
-    lane_cols = [
-        (f"{csv_field(inst.instance_id)},", f",{inst.block_size_tokens},{inst.block_bytes},")
-        for inst in plan.instances]
+    lane_cols = [lane_columns(inst.instance_id, inst.block_size_tokens, inst.block_bytes)
+                 for inst in plan.instances]
     per_lane = len(row_lanes) // len(read_idx) if len(read_idx) else 0
     events = np.repeat(read_idx, per_lane).tolist() if per_lane > 1 else read_idx.tolist()
     ts = ev.timestamp_ns.tolist()
@@ -175,8 +175,7 @@ def _row_prefixes(ev, plan: ReplayPlan, read_idx: np.ndarray, row_lanes: list) -
     tids = ev.trace_id
     out = []
     for e, lane in zip(events, row_lanes):
-        inst_col, tail = lane_cols[lane]
-        out.append(f"{csv_field(tids[e])},{inst_col}{ts[e]},{lens[e]}{tail}")
+        out.append(row_prefix(tids[e], lane_cols[lane], ts[e], lens[e]))
     return out
 
 

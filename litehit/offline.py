@@ -1,4 +1,4 @@
-"""Offline replay: a standard trace to ``litehit_facts.csv`` (spec §9, design §7).
+"""Offline replay: a litehit trace to ``litehit_facts.csv`` (``litehit.factsfile``).
 
 Pipeline, one batch window of ``pipeline_worker_count * 256`` events at a time::
 
@@ -39,13 +39,12 @@ import numpy as np
 
 from litehit.config import EVENTS_PER_WORKER_WINDOW, OfflineConfig
 from litehit.core import LiteHit
+from litehit.factsfile import FACTS_FILE_NAME, FACTS_HEADER_LINE, curve_cells, row
 from litehit.lanes import LaneBatch, PreparedChunk, ReplayPlan, concat_lane_batches, \
     prepare_chunk
 from litehit.publish import published
-from litehit.query import FACTS_HEADER
 from litehit.trace import TraceError
 
-FACTS_FILE_NAME = "litehit_facts.csv"
 CHUNK_LINES = EVENTS_PER_WORKER_WINDOW  # lines per prepare_chunk task
 INFLIGHT_WINDOWS = 2                    # windows submitted ahead of the one replayed
 
@@ -158,14 +157,6 @@ class _OrderCheck:
 
 # ---- replay and rows ----
 
-def _curve_strings(facts, emit: np.ndarray) -> list[str]:
-    """Compact JSON hit curves of the emitted requests, built from the flat arrays."""
-    offsets = facts.seg_offsets.tolist()
-    segs = [f"[{s},{r}]" for s, r in zip(facts.seg_start.tolist(), facts.seg_run.tolist())]
-    rows = np.flatnonzero(emit).tolist() if not emit.all() else range(len(offsets) - 1)
-    return ["[" + ",".join(segs[offsets[r]:offsets[r + 1]]) + "]" for r in rows]
-
-
 def _replay_window(cores: list, window: list[PreparedChunk], stats: ReplayStats,
                    lane_ids: list[str]) -> list[str]:
     """Replay one window lane by lane (one core call each); its facts rows in input order."""
@@ -176,18 +167,20 @@ def _replay_window(cores: list, window: list[PreparedChunk], stats: ReplayStats,
             curves.append([])
             continue
         facts = core.process_batch(batch.keys, batch.offsets, batch.now_ns)
-        curves.append(_curve_strings(facts, batch.emit))
+        emit = batch.emit
+        curves.append(curve_cells(facts.seg_offsets, facts.seg_start, facts.seg_run,
+                                  None if emit.all() else np.flatnonzero(emit).tolist()))
         accesses = int(np.diff(batch.offsets)[batch.emit].sum())
         stats.block_accesses += accesses
         stats.lane_accesses[lane_ids[lane]] += accesses
     rows: list[str] = []
     if len(cores) == 1:
         prefixes = [p for chunk in window for p in chunk.row_prefixes]
-        rows = [f'{p}"{c}"\n' for p, c in zip(prefixes, curves[0])]
+        rows = [row(p, c) for p, c in zip(prefixes, curves[0])]
     else:
         iters = [iter(c) for c in curves]
         for chunk in window:
-            rows.extend(f'{p}"{next(iters[lane])}"\n'
+            rows.extend(row(p, next(iters[lane]))
                         for p, lane in zip(chunk.row_prefixes, chunk.row_lanes))
     for chunk in window:
         stats.requests += chunk.n_reads
@@ -218,7 +211,7 @@ def run_replay(config: OfflineConfig, progress: ProgressFn | None = None,
         total_bytes = os.path.getsize(config.trace_file_path)
         with open(config.trace_file_path, "rb") as trace, \
                 published(final_path, "w", encoding="utf-8", newline="") as out:
-            out.write(",".join(FACTS_HEADER) + "\n")
+            out.write(FACTS_HEADER_LINE)
             order = _OrderCheck()
             chunks = _prepared_chunks(_line_chunks(trace, stats), plan,
                                       config.pipeline_worker_count)

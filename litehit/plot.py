@@ -1,110 +1,164 @@
-"""Hit-rate curves from a facts CSV: cumulative token hit rate vs capacity, per instance.
+"""Hit-rate curves from a facts file: cumulative token hit rate vs capacity, per instance.
 
-Capacities are either given (GB or blocks) or chosen from the facts: a log grid of
-``PLOT_GRID_POINTS`` capacities from one block of the smallest ``block_bytes`` up to the
-largest capacity any request needed (the deepest ``start + run - 1`` of any curve, times its
-``block_bytes``), shown in GB. The infinite-capacity rate of each instance is a dashed
-horizontal line in the same colour: the curve reaches it at the deepest required capacity.
+Capacities are either given (``litehit.projector.Capacity``: bytes, GB or blocks, all of one
+kind) or chosen from the facts. Chosen, they are a log grid of ``PLOT_GRID_POINTS``
+capacities up to the largest capacity any request needed (the deepest ``start + run - 1`` of
+any curve): in keys, from 1, for a server's facts (``LITEHIT SAVE``: every row has
+``block_size_tokens`` 1, a block is a key), otherwise in bytes from one block of the smallest
+``block_bytes``. A byte axis is shown in a binary unit (KiB ... PiB) that fits the grid
+(``axis_unit``). The infinite-capacity rate of each instance is a dashed horizontal line in
+the same colour: the curve reaches it at the deepest required capacity.
 
-Projection and totals are the query's (``litehit.query``), so a plotted point equals the
-summary ``hit_rates`` of ``litehit query`` at that capacity. Rendering uses matplotlib's Agg
-canvas directly (no pyplot, no display), and the PNG is published atomically.
+Projection and totals are the query's (``HitCurveProjector.project_capacities_flat``,
+``litehit.query.Totals``), so a plotted point equals the summary ``hit_rates`` of ``litehit
+query`` at that capacity. Rendering uses matplotlib's Agg canvas directly (no pyplot, no
+display); the image type follows the output's extension (``IMAGE_FORMATS``) and the file is
+published atomically.
 
 Complexity: two streaming passes over the facts when the grid is automatic (one otherwise),
 O((segments + rows) x capacities) time, O(instances x capacities) memory.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
-from litehit.projector import BYTES_PER_GB, INFINITE_CAPACITY, HitCurveProjector
+from litehit.factsfile import iter_facts_rows
+from litehit.projector import BLOCKS, BYTES, INFINITE_CAPACITY, Capacity
 from litehit.publish import published
-from litehit.query import Totals, accumulate, iter_fact_batches, project_batch
+from litehit.query import Totals, accumulate, project_rows
 
 PLOT_GRID_POINTS = 48
 FIGURE_SIZE_IN = (8.0, 5.0)
 FIGURE_DPI = 110
+IMAGE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+BYTE_UNITS = (("bytes", 1), ("KiB", 2 ** 10), ("MiB", 2 ** 20), ("GiB", 2 ** 30),
+              ("TiB", 2 ** 40), ("PiB", 2 ** 50))
+AXIS_SMALLEST_FRACTION = 1000          # the smallest point is >= 1/1000 of an axis unit
+KEYS_AXIS = "keys"                      # blocks of a server's facts (one key per block)
 
 
 @dataclass(frozen=True, slots=True)
 class Curve:
-    """One instance's points: capacities (x, in the plot's unit) and rates (y)."""
+    """One instance's points: capacities (x, in the axis unit) and rates (y)."""
     instance_id: str
     capacities: list[float]
     hit_rates: list[float]
     infinite_rate: float
 
 
-def required_extent(facts_path: str) -> tuple[int, int]:
-    """(smallest block_bytes, largest bytes any request needed); (0, 0) without rows.
+@dataclass(frozen=True, slots=True)
+class Extent:
+    """What the facts need: the smallest block, the deepest requirement (in bytes and in
+    blocks), and whether every row is a server's (one key per block)."""
+    smallest_block_bytes: int = 0
+    deepest_bytes: int = 0
+    deepest_blocks: int = 0
+    one_key_blocks: bool = False
+
+
+def image_format(out_path: str) -> str:
+    """The matplotlib format of an output path, from its extension; ValueError otherwise."""
+    ext = os.path.splitext(out_path)[1].lower()
+    if ext not in IMAGE_FORMATS:
+        raise ValueError(f"{out_path}: unknown image type {ext or '(no extension)'!r}; "
+                         f"use {', '.join(IMAGE_FORMATS)}")
+    return IMAGE_FORMATS[ext]
+
+
+def facts_extent(facts_path: str) -> Extent:
+    """The Extent of a facts file; all zero without rows.
 
     Complexity: O(file size).
     """
-    smallest_block = 0
-    deepest_bytes = 0
-    for batch in iter_fact_batches(facts_path):
-        if not len(batch.trace_id):
-            continue
-        smallest = int(batch.block_bytes.min())
-        smallest_block = smallest if not smallest_block else min(smallest_block, smallest)
+    smallest = deepest_bytes = deepest_blocks = rows = 0
+    one_key = True
+    for batch in iter_facts_rows(facts_path):
+        rows += len(batch)
+        low = int(batch.block_bytes.min())
+        smallest = low if not smallest else min(smallest, low)
+        one_key = one_key and bool(np.all(batch.block_size_tokens == 1))
         if len(batch.seg_start):
-            seg_row = np.repeat(np.arange(len(batch.trace_id)), np.diff(batch.seg_offsets))
+            seg_row = np.repeat(np.arange(len(batch)), np.diff(batch.seg_offsets))
             depth = batch.seg_start + batch.seg_run - 1
+            deepest_blocks = max(deepest_blocks, int(depth.max()))
             deepest_bytes = max(deepest_bytes, int((depth * batch.block_bytes[seg_row]).max()))
-    return smallest_block, deepest_bytes
+    return Extent(smallest, deepest_bytes, deepest_blocks, one_key and rows > 0)
 
 
-def auto_capacities_gb(smallest_block: int, deepest_bytes: int,
-                       points: int = PLOT_GRID_POINTS) -> list[float]:
-    """A log-spaced grid in GB from one smallest block to the deepest requirement.
+def log_grid(low: int, high: int, points: int = PLOT_GRID_POINTS) -> list[int]:
+    """Distinct whole numbers spaced on a log scale from ``low`` to ``high`` (>= 1).
 
     Complexity: O(points).
     """
-    if smallest_block <= 0:
-        return [0.0]
-    top = max(deepest_bytes, smallest_block)
-    grid = np.geomspace(smallest_block, top, points) if top > smallest_block else [top]
-    return sorted({float(b) / BYTES_PER_GB for b in grid})
+    low = max(low, 1)
+    high = max(high, low)
+    return sorted({int(round(x)) for x in np.geomspace(low, high, points)})
 
 
-def collect_curves(facts_path: str, capacities_gb: list[float] | None = None,
-                   capacities_blocks: list[int] | None = None) -> tuple[list[Curve], str]:
-    """Rates per instance at the capacities (GB, or blocks); returns (curves, x unit).
+def auto_capacities(extent: Extent, points: int = PLOT_GRID_POINTS) -> list[Capacity]:
+    """The automatic grid (see the module docstring).  Complexity: O(points)."""
+    if extent.smallest_block_bytes <= 0:
+        return [Capacity(BYTES, 0, 0.0, "0")]
+    if extent.one_key_blocks:
+        return [Capacity(BLOCKS, c, None, f"{c}keys")
+                for c in log_grid(1, extent.deepest_blocks, points)]
+    return [Capacity(BYTES, c, c / BYTE_UNITS[3][1], f"{c}b")
+            for c in log_grid(extent.smallest_block_bytes, extent.deepest_bytes, points)]
+
+
+def axis_unit(capacities: list[Capacity], one_key_blocks: bool) -> tuple[str, int]:
+    """(x axis label unit, value of one unit): keys / blocks, or the largest binary byte
+    unit that the largest capacity reaches and in which the smallest is at least
+    1 / AXIS_SMALLEST_FRACTION of a unit.  Complexity: O(K)."""
+    if capacities and capacities[0].unit == BLOCKS:
+        return (KEYS_AXIS if one_key_blocks else "blocks"), 1
+    positive = [c.value for c in capacities if c.value > 0]
+    if not positive:
+        return BYTE_UNITS[3]
+    low, high = min(positive), max(positive)
+    for unit in reversed(BYTE_UNITS):
+        if high >= unit[1] and low * AXIS_SMALLEST_FRACTION >= unit[1]:
+            return unit
+    return BYTE_UNITS[0]
+
+
+def collect_curves(facts_path: str, capacities: list[Capacity] | None = None
+                   ) -> tuple[list[Curve], str]:
+    """Rates per instance at the capacities (automatic when None); returns (curves, axis
+    unit). Given capacities must be all bytes or all blocks; infinite ones are dropped (the
+    dashed line shows infinity).
 
     Complexity: O((segments + rows) x capacities).
     """
-    if capacities_blocks is not None:
-        caps = [int(c) for c in capacities_blocks if c >= 0]
-        unit = "blocks"
-    else:
-        if capacities_gb is None:
-            capacities_gb = auto_capacities_gb(*required_extent(facts_path))
-        caps = [c for c in capacities_gb if c >= 0]
-        unit = "GB"
-    slots = caps + [INFINITE_CAPACITY]
+    if capacities is None:
+        capacities = auto_capacities(facts_extent(facts_path))
+    if len({c.unit for c in capacities}) > 1:
+        raise ValueError("plot capacities must all be bytes (GB, MiB, ...) or all blocks")
+    caps = [c for c in capacities if not c.infinite]
+    slots = caps + [Capacity(BYTES, INFINITE_CAPACITY, -1.0, "-1")]
     totals: dict[str, Totals] = {}
-    for batch in iter_fact_batches(facts_path):
-        if unit == "blocks":
-            hits = HitCurveProjector.project_blocks_flat(batch.seg_offsets, batch.seg_start,
-                                                         batch.seg_run, slots)
-        else:
-            hits = project_batch(batch, [HitCurveProjector.capacity_bytes_from_gb(c)
-                                         for c in slots])
-        accumulate(totals, batch, hits)
+    one_key = True
+    for batch in iter_facts_rows(facts_path):
+        one_key = one_key and bool(np.all(batch.block_size_tokens == 1))
+        accumulate(totals, batch, project_rows(batch, slots))
+    unit, per_unit = axis_unit(caps, one_key and bool(totals))
     curves = []
     for instance_id in sorted(totals, key=lambda s: s.encode("utf-8")):
         rates = totals[instance_id].rates()
-        curves.append(Curve(instance_id, [float(c) for c in caps], rates[:-1], rates[-1]))
+        curves.append(Curve(instance_id, [c.value / per_unit for c in caps], rates[:-1],
+                            rates[-1]))
     return curves, unit
 
 
-def render_png(curves: list[Curve], unit: str, out_path: str, title: str = "") -> None:
-    """Draw the curves (log x axis) and publish the PNG atomically.
+def render(curves: list[Curve], unit: str, out_path: str, title: str = "") -> None:
+    """Draw the curves (log x axis) and publish the image (type from the extension).
 
     Complexity: O(points) plus matplotlib's rendering.
     """
+    fmt = image_format(out_path)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -126,17 +180,19 @@ def render_png(curves: list[Curve], unit: str, out_path: str, title: str = "") -
     ax.legend(loc="upper left", fontsize="small")
     fig.tight_layout()
     with published(out_path, "wb") as f:
-        fig.savefig(f, format="png")
+        fig.savefig(f, format=fmt)
 
 
-def plot_facts(facts_path: str, out_path: str, capacities_gb: list[float] | None = None,
-               capacities_blocks: list[int] | None = None, title: str = "") -> list[Curve]:
-    """Collect the curves of a facts CSV and write them as a PNG; returns the curves.
+def plot_facts(facts_path: str, out_path: str, capacities: list[Capacity] | None = None,
+               title: str = "") -> list[Curve]:
+    """Collect the curves of a facts file and draw them to ``out_path`` (.png, .svg or
+    .pdf); returns the curves.
 
     Complexity: see ``collect_curves``.
     """
-    curves, unit = collect_curves(facts_path, capacities_gb, capacities_blocks)
+    image_format(out_path)                      # refuse an unknown type before any work
+    curves, unit = collect_curves(facts_path, capacities)
     if not curves:
         raise ValueError(f"{facts_path}: no facts rows to plot")
-    render_png(curves, unit, out_path, title)
+    render(curves, unit, out_path, title)
     return curves

@@ -1,4 +1,4 @@
-"""The standard trace (spec §9 "Trace"): JSONL events parsed into flat numpy arrays.
+"""The litehit trace: JSONL events parsed into flat numpy arrays.
 
 One event per line, blank lines skipped::
 
@@ -29,6 +29,11 @@ EVENT_KINDS = {"get": READ, "request": READ, "write": WRITE}
 INT64_MAX = (1 << 63) - 1
 INT64_MIN = -(1 << 63)
 UINT64_LIMIT = 1 << 64                  # keys in [2^63, 2^64) wrap to negative int64
+
+MOONCAKE_FIELDS = {"hash_ids", "input_length"}     # a raw Mooncake record has these
+MOONCAKE_HINT = ("this looks like a Mooncake trace (hash_ids, input_length, no type): run "
+                 "`litehit convert mooncake IN.jsonl OUT.jsonl --instance-id NAME` first and "
+                 "replay OUT.jsonl")
 
 _SCAN_OBJECT = json.JSONDecoder().scan_once
 _JSON_BOOL_MARKERS = (b"true", b"false")
@@ -131,7 +136,7 @@ def _keys_array(flat: list, key_offsets: list[int], line_nos: list[int],
 def parse_events(lines: list[bytes], first_line_no: int) -> EventChunk:
     """Parse raw JSONL lines (``first_line_no`` is the 1-based number of ``lines[0]``).
 
-    Validates every field rule of spec §9 that concerns one line on its own; cross-line
+    Validates every field rule that concerns one line on its own; cross-line
     rules (timestamp order, routing, length contract) are the caller's.
 
     Complexity: O(total bytes), one Python step per event plus C-speed work per key.
@@ -155,6 +160,8 @@ def parse_events(lines: list[bytes], first_line_no: int) -> EventChunk:
                 continue
             kind = EVENT_KINDS.get(obj.get("type")) if type(obj.get("type")) is str else None
             if kind is None:
+                if "type" not in obj and MOONCAKE_FIELDS <= obj.keys():
+                    raise TraceError(line_no, MOONCAKE_HINT)
                 raise TraceError(line_no, f"bad field: 'type' must be get, request or write, "
                                           f"got {obj.get('type')!r}")
             instance_id = obj.get("instance_id")
@@ -198,18 +205,3 @@ def parse_events(lines: list[bytes], first_line_no: int) -> EventChunk:
                       instance_ids, trace_ids, np.array(timestamps, dtype=np.int64),
                       np.array(input_lens, dtype=np.int64), keys_arr,
                       np.array(key_offsets, dtype=np.int64), error)
-
-
-# ---- CSV fields (spec §9 "Facts") ----
-
-_CSV_SPECIALS = (",", '"', "\r", "\n")
-
-
-def csv_field(text: str) -> str:
-    """Quote a CSV string field only when it holds , " CR or LF (inner quotes doubled).
-
-    Complexity: O(len(text)).
-    """
-    if "," in text or '"' in text or "\r" in text or "\n" in text:
-        return '"' + text.replace('"', '""') + '"'
-    return text

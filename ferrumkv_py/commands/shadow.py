@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..errors import CommandError
 from ..registry import command
 from ..resp import OK, Status
+from ..shadow import CURVE_DEFAULT_POINTS
 from .util import parse_float, parse_int
 
 SHADOW_OFF = "litehit shadow is off (CONFIG SET litehit-shadow yes)"
@@ -51,7 +52,7 @@ def litehit_curve(c, argv):
     ``capacity_keys``, ``capacity_bytes``, ``exact_hit_rate``.  With
     ``litehit-shadow-sample`` R < 1 the capacities are keys of the full stream and the rates
     the sampled stream's at floor(capacity * R) (SHARDS estimates)."""
-    points = 16
+    points = CURVE_DEFAULT_POINTS
     if len(argv) > 3:
         raise CommandError("syntax error")
     if len(argv) == 3:

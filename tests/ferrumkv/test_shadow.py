@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from ferrumkv_py import shadow as shadow_mod
-from ferrumkv_py.shadow import INSTANCE_ID, trace_config_json
+from ferrumkv_py.shadow import INSTANCE_ID
 from litehit.cli import main as litehit_main
 
 
@@ -107,6 +107,27 @@ def test_db_is_part_of_the_block_id(make_server):
     r0.set("same", "x")
     r1.get("same")
     assert r0.info("litehit")["litehit_exact_hit_rate_inf"] == 0
+
+
+def trace_config_json(trace_path: str, out_dir: str, block_bytes: int,
+                      capacity_blocks: list, sample_rate: float = 1.0) -> str:
+    """An offline replay config for a recorded trace (block = 1 token, 1 key = 1 block).
+
+    For a trace recorded at ``litehit-shadow-sample`` R < 1, a replayed block is charged
+    ``round(block_bytes / R)`` (it stands for 1/R keys), as LITEHIT SAVE does."""
+    if sample_rate < 1:
+        block_bytes = max(1, round(block_bytes / sample_rate))
+    gb = [c * block_bytes / 2 ** 30 for c in capacity_blocks]
+    return json.dumps({
+        "trace_file_path": trace_path, "output_result_path": out_dir, "block_size": 1,
+        "instance_groups": [{"name": "shadow", "capacity_gb": gb, "eviction_policy": "lru",
+                             "ttl_seconds": 0, "enable_prefix_hash": False}],
+        "instances": [{"instance_group_name": "shadow", "instance_id": INSTANCE_ID,
+                       "block_size": 1, "linear_step": 0,
+                       "location_spec_infos": [{"name": "key", "size": block_bytes}],
+                       "location_spec_groups": [{"name": "all", "spec_names": ["key"]}],
+                       "optimizer_state_info": {"full_location_spec_group_name": "all"}}],
+    }, indent=2)
 
 
 @pytest.mark.parametrize("sample", [None, 0.125])

@@ -1,4 +1,4 @@
-"""Mooncake -> standard trace conversion: exact output, failures, the public Mooncake trace."""
+"""Mooncake -> litehit trace conversion: exact output, failures, the public Mooncake trace."""
 from __future__ import annotations
 
 import json

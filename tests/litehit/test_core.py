@@ -1,4 +1,4 @@
-"""LiteHit core against the spec's worked example and the naive LRU oracle."""
+"""LiteHit core against the five-request worked example and the naive LRU oracle."""
 from __future__ import annotations
 
 import random
@@ -41,7 +41,7 @@ def replay_against_oracle(trace, times=None, ttl_ns=0, slack=4, compare=None):
     return rows
 
 
-# ---- the worked example (spec section 8) ----
+# ---- the five-request worked example ----
 EXAMPLE = [([A, B, C], 13), ([A, B, D], 12), ([A, B, C], 13), ([A, E], 8), ([A, E], 8)]
 EXAMPLE_CURVES = [(), ((1, 2),), ((1, 2), (4, 1)), ((1, 1),), ((1, 2),)]
 
@@ -291,7 +291,7 @@ def test_batch_time_arguments():
     assert [f.hit_curve for f in res] == [(), ((1, 1),), ((1, 1),)]
     res = lh.process_batch(keys, offsets, now_ns=200)     # scalar
     assert [f.hit_curve for f in res] == [(), ((1, 1),), ((1, 1),)]
-    res = lh.process_batch_arrays(keys, offsets, now_ns=[200, 204, 209])
+    res = lh.process_batch(keys, offsets, now_ns=[200, 204, 209])
     assert res.seg_offsets.tolist() == [0, 1, 2, 2]
     assert res.seg_start.tolist() == [1, 1] and res.seg_run.tolist() == [1, 1]
 

@@ -46,7 +46,7 @@ def _scenario(ttl_ns: int, seed: int):
         curves.append(lh.process_request(hot, now).to_json())
     flat = [rng.randrange(30) for _ in range(200)]
     offsets = np.array([0, 10, 10, 50, 120, 200], dtype=np.int64)
-    batch = lh.process_batch_arrays(np.array(flat), offsets,
+    batch = lh.process_batch(np.array(flat), offsets,
                                     now_ns=np.array([now, now + 1, now + 1, now + 3, now + 9]))
     curves.append([batch.seg_offsets.tolist(), batch.seg_start.tolist(), batch.seg_run.tolist()])
     # A small instance re-touching few keys compacts every few requests.

@@ -95,3 +95,44 @@ def test_monotone_in_capacity(gaps_runs, capacity):
         start += run
     assert P.project_blocks(curve, capacity) <= P.project_blocks(curve, capacity + 1)
     assert P.project_blocks(curve, capacity) <= P.project_infinite(curve)
+
+
+# ---- AggregateCurve: the sum of all curves, at any capacity ----
+
+def test_aggregate_curve_docstring_example():
+    from litehit.projector import AggregateCurve
+
+    agg = AggregateCurve()
+    agg.add(np.array([1, 1, 4], dtype=np.int64), np.array([2, 2, 1], dtype=np.int64))
+    assert [agg.hits(c) for c in range(6)] == [0, 2, 4, 4, 5, 5]
+    assert agg.hits(-1) == agg.infinite_hits == 5 and agg.max_depth == 4
+    assert agg.hits(10 ** 9) == 5
+    agg.reset()
+    assert agg.hits(3) == 0 and agg.max_depth == 0
+
+
+def test_aggregate_curve_equals_the_per_request_projection():
+    """Added in random batches (growing past its first size), the aggregate answers every
+    capacity exactly as the sum of HitCurveProjector over the same requests."""
+    from litehit.projector import AggregateCurve
+
+    rng = np.random.default_rng(5)
+    agg = AggregateCurve()
+    curves = []
+    for _batch in range(6):
+        starts, runs = [], []
+        for _ in range(rng.integers(1, 40)):
+            curve, start = [], 0
+            for _seg in range(rng.integers(0, 4)):
+                start += int(rng.integers(1, 900))
+                run = int(rng.integers(1, 50))
+                curve.append((start, run))
+                start += run
+            curves.append(curve)
+            starts += [s for s, _ in curve]
+            runs += [r for _, r in curve]
+        agg.add(np.array(starts, dtype=np.int64), np.array(runs, dtype=np.int64))
+        for cap in list(range(0, 60)) + [500, 1023, 1024, 3000, 10 ** 6, -1]:
+            assert agg.hits(cap) == sum(HitCurveProjector.project_blocks(c, cap)
+                                        for c in curves)
+    assert agg.nbytes > 1024 * 8                   # it grew past its first 1024 thresholds

@@ -12,7 +12,9 @@ import struct
 import pytest
 
 from tests.litehit.data import KIMI_FACTS
-from litehit.query import FactsError, format_g, parse_capacity_gb, run_query
+from litehit.factsfile import FactsError
+from litehit.projector import parse_capacity
+from litehit.query import format_g, run_query
 
 KIMI = KIMI_FACTS
 HEADER = "trace_id,instance_id,timestamp_ns,input_token_len,block_size_tokens,block_bytes," \
@@ -150,10 +152,44 @@ def test_malformed_facts_fail_and_publish_nothing(tmp_path, case):
 
 
 def test_capacity_arguments():
-    assert parse_capacity_gb("-1") == -1.0 and parse_capacity_gb("0.25") == 0.25
-    for bad in ("x", "nan", "inf"):
-        with pytest.raises(FactsError):
-            parse_capacity_gb(bad)
+    """One parser for query and plot: plain numbers keep their meaning (GB for the query),
+    units as Redis reads memory sizes, blocks, negative = infinite."""
+    gb = parse_capacity
+    assert gb("-1") == ("bytes", -1, -1.0, "-1") and gb("0.25").value == QUARTER_GB
+    assert gb("0.25").gb == 0.25 and gb("1e-9").gb == 1e-9 and gb("1e-9").value == 1
+    assert gb("64GB") == ("bytes", 64 * 2 ** 30, 64.0, "64GB") == gb("64gib")[:3] + ("64GB",)
+    assert gb("512MiB").value == gb("512mb").value == 2 ** 29 and gb("512MiB").gb == 0.5
+    assert gb("2k").value == 2000 and gb("2kb").value == 2048 and gb("3g").value == 3 * 10 ** 9
+    assert gb("4096blocks") == ("blocks", 4096, None, "4096blocks") == gb("4096", "blocks")[:3] \
+        + ("4096blocks",)
+    assert gb("100keys").value == 100 and gb("-1blocks").value == -1
+    for bad, reason in (("x", "not a number"), ("nan", "not a number"), ("inf", "not a number"),
+                        ("1e999", "finite"), ("3xb", "unknown unit 'xb'"),
+                        ("1.5blocks", "whole"), ("", "not a number")):
+        with pytest.raises(ValueError, match=reason):
+            parse_capacity(bad)
+
+
+def test_query_in_blocks_and_units(tmp_path):
+    """Capacities with units project like their GB values; blocks ignore block_bytes and
+    the summaries say which capacities were blocks."""
+    by_gb, _ = query(tmp_path, HAND_FACTS, [0.5, 1.0, 0.0, -1.0, 1.0])
+    with_units, _ = query(tmp_path, HAND_FACTS, [parse_capacity(t) for t in
+                                                 ("512MiB", "1GB", "0b", "-1", "1024mb")])
+    assert with_units == by_gb
+    out, totals = query(tmp_path, HAND_FACTS, [parse_capacity(t) for t in
+                                               ("2blocks", "3blocks", "1GB", "-1blocks")])
+    assert totals[""].hit_blocks == [4, 4, 5, 5]                 # 1GB = 4 blocks here
+    assert out.decode().splitlines()[-1] == (
+        '{"summary":true,"requests":4,"total_input_tokens":38,'
+        '"capacity_gb":[null,null,1,null],"capacity_blocks":[2,3,null,-1],'
+        '"total_hit_blocks":[4,4,5,5],"total_hit_tokens":[16,16,20,20],'
+        '"hit_rates":[0.421053,0.421053,0.526316,0.526316]}')
+
+
+def test_empty_file_has_no_rows(tmp_path):
+    out, totals = query(tmp_path, "", [1])
+    assert totals[""].requests == 0 and out.decode().startswith('{"summary":true,"requests":0')
 
 
 def test_kimi_facts_match_readme_figures(tmp_path):
