@@ -415,7 +415,8 @@ class Shadow:
         """LITEHIT ADVISE: litehit.advise on the live curve, plus where the server's own
         policy sits against exact LRU on the same reuses (module docstring)."""
         out = advise(self.hits_at, self.read_blocks, self.top_capacity(),
-                     self.capacity_blocks(), self.block_bytes(), target)
+                     self.capacity_blocks(), self.block_bytes(), target,
+                     self.server.maxmemory or None)
         cap = self.capacity_blocks()
         reuse_real = self.rate(self.reuse_real_hits, self._curve.infinite_hits)
         reuse_exact = self.rate(self.hits_at(cap), self._curve.infinite_hits)

@@ -39,23 +39,27 @@ def capacity_for(hits: Callable[[int], int], total: int, target: float, top: int
 
 
 def advise(hits: Callable[[int], int], total: int, top: int, capacity: int,
-           block_bytes: int, target: float | None = None) -> dict:
+           block_bytes: int, target: float | None = None,
+           capacity_bytes: int | None = None) -> dict:
     """The advice as a dict of plain values (the server's reply and the CLI's JSON line).
 
     ``capacity`` is today's capacity in blocks (negative: unlimited), ``block_bytes`` what
-    one block costs in memory, ``top`` a capacity at which the curve is flat."""
+    one block costs in memory, ``top`` a capacity at which the curve is flat.  When today's
+    capacity is known in bytes (``capacity_bytes``: maxmemory, or ``--capacity 64GB``), the
+    0.5x / 2x / 4x capacities are taken of the bytes, as ``litehit query`` would round them."""
     def rate(c: int) -> float:
         return hits(c) / total if total else 0.0
 
     out: dict = {"total_blocks": total, "block_bytes": block_bytes,
                  "max_hit_rate": rate(top)}
     if capacity >= 0:
+        if capacity_bytes is None:
+            capacity_bytes = capacity * block_bytes
         out["capacity_blocks"] = capacity
-        out["capacity_bytes"] = capacity * block_bytes
+        out["capacity_bytes"] = capacity_bytes
         out["hit_rate"] = rate(capacity)
         for m in MULTIPLES:
-            c = int(capacity * m)
-            out["hit_rate_at_%gx" % m] = rate(c)
+            out["hit_rate_at_%gx" % m] = rate(int(capacity_bytes * m) // block_bytes)
     if target is not None:
         out["target_hit_rate"] = target
         need = capacity_for(hits, total, target, top)
@@ -63,4 +67,43 @@ def advise(hits: Callable[[int], int], total: int, top: int, capacity: int,
         if need is not None:
             out["target_capacity_blocks"] = need
             out["target_capacity_bytes"] = need * block_bytes
+    return out
+
+
+def advise_facts(path: str, target: float | None = None, capacity=None,
+                 instance: str | None = None) -> list[dict]:
+    """``litehit advise``: the advice for each instance of a facts file (or the one named).
+
+    Rates are token-weighted as ``litehit query``'s (hit tokens / input tokens).
+    ``capacity`` is a ``projector.Capacity`` (bytes or blocks) or None.  Raises ValueError
+    for an unknown instance or an instance whose rows disagree on block size.
+    Complexity: O(file size) to read, then O(log depth) per instance."""
+    from .factsfile import iter_facts_rows
+    from .projector import AggregateCurve
+    found: dict = {}                    # instance -> [curve, input tokens, bst, block bytes]
+    for batch in iter_facts_rows(path):
+        for i, inst in enumerate(batch.instance_id):
+            if instance is not None and inst != instance:
+                continue
+            bst, bb = int(batch.block_size_tokens[i]), int(batch.block_bytes[i])
+            entry = found.get(inst)
+            if entry is None:
+                entry = found[inst] = [AggregateCurve(), 0, bst, bb]
+            elif (entry[2], entry[3]) != (bst, bb):
+                raise ValueError("instance %r: rows disagree on block_size_tokens / "
+                                 "block_bytes" % inst)
+            a, b = batch.seg_offsets[i], batch.seg_offsets[i + 1]
+            entry[0].add(batch.seg_start[a:b], batch.seg_run[a:b])
+            entry[1] += batch.input_token_len[i]
+    if instance is not None and instance not in found:
+        raise ValueError("no rows of instance %r in %s" % (instance, path))
+    out = []
+    for inst, (curve, tokens, bst, bb) in sorted(found.items()):
+        cap = -1 if capacity is None else capacity.blocks(bb)
+        cap_bytes = capacity.value if capacity is not None and capacity.unit == "bytes" \
+            else None
+        advice = advise(lambda c, curve=curve, bst=bst: curve.hits(c) * bst, tokens,
+                        curve.max_depth + 1, cap, bb, target, cap_bytes)
+        advice["total_input_tokens"] = advice.pop("total_blocks")   # token-weighted rates
+        out.append({"instance_id": inst, "block_size_tokens": bst, **advice})
     return out

@@ -17,6 +17,7 @@ published), 2 on a usage error.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
@@ -150,6 +151,19 @@ def _plot(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _advise(args) -> int:
+    from .advise import advise_facts
+    if args.target is not None and not 0.0 <= args.target <= 1.0:
+        raise ValueError("--target is a hit rate between 0 and 1 (0.8 = 80 %)")
+    capacity = parse_capacity(args.capacity) if args.capacity else None
+    if capacity is not None and capacity.infinite:
+        capacity = None
+    _warn_if_empty(args.facts, "facts rows")
+    for advice in advise_facts(args.facts, args.target, capacity, args.instance):
+        print(json.dumps(advice))
+    return EXIT_OK
+
+
 def _sub(sub, name: str, summary: str, details: str = "", **kwargs) -> argparse.ArgumentParser:
     return sub.add_parser(name, help=summary, description=summary, epilog=details,
                           formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
@@ -200,6 +214,20 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--block-size", type=int, default=MOONCAKE_BLOCK_SIZE_TOKENS,
                          help="tokens per hash id (default %(default)s)")
     convert.set_defaults(func=_convert)
+
+    adv = _sub(sub, "advise", "capacity advice from a facts file: the memory for a target "
+               "hit rate, and the hit rate at 0.5x / 2x / 4x of a capacity",
+               "One JSON line per instance: total_input_tokens, block_bytes, "
+               "max_hit_rate (unlimited\nmemory), with --capacity: capacity_blocks/_bytes, "
+               "hit_rate and hit_rate_at_0.5x/2x/4x,\nwith --target: target_capacity_blocks "
+               "and target_capacity_bytes (or target_reachable\nfalse). Rates are hit tokens "
+               f"/ input tokens, as query's.\n\n{FACTS_HELP}")
+    adv.add_argument("facts", help="facts file (litehit_facts.csv)")
+    adv.add_argument("--target", type=float, help="hit rate to reach, 0..1 (0.8 = 80 %%)")
+    adv.add_argument("--capacity", help="today's capacity: 64GB, 512MiB, 4096blocks (a bare "
+                                        "number is GB)")
+    adv.add_argument("--instance", help="only this instance_id")
+    adv.set_defaults(func=_advise)
 
     plot = _sub(sub, "plot", "draw hit rate against capacity from a facts file",
                 "Without capacities: 48 points up to the deepest capacity any request "
