@@ -29,7 +29,8 @@ class CommandError(Exception):
 
 
 _KNOWN_PREFIXES = {"ERR", "WRONGTYPE", "OOM", "NOAUTH", "WRONGPASS", "NOPROTO", "EXECABORT",
-                   "BUSYKEY", "NOSCRIPT", "NOPERM", "LOADING", "READONLY", "NOTBUSY"}
+                   "BUSYKEY", "NOSCRIPT", "NOPERM", "LOADING", "READONLY", "NOTBUSY",
+                   "INVALIDOBJ", "TESTFAILED"}
 
 
 class WrongTypeError(CommandError):
@@ -116,3 +117,17 @@ HELLO_NOAUTH = ("NOAUTH HELLO must be called with the client already authenticat
 CONFIG_SET_FAILED = "CONFIG SET failed (possibly related to argument '%s') - %s"
 CONFIG_SET_UNKNOWN = "Unknown option or number of arguments for CONFIG SET - '%s'"
 INT_OUT_OF_RANGE = "value is out of range, value must between -2147483648 and 2147483647"
+# ---- bitmaps and HyperLogLog (commands/bitmaps.py, commands/hyperloglog.py) ----
+BIT_OFFSET = "bit offset is not an integer or out of range"
+BIT_VALUE = "bit is not an integer or out of range"
+BITPOS_BIT = "The bit argument must be 1 or 0."
+BITOP_NOT_ONE_KEY = "BITOP NOT must be called with a single source key."
+BITFIELD_TYPE = ("Invalid bitfield type. Use something like i16 u8. Note that u64 is not "
+                 "supported but i64 is.")
+BITFIELD_OVERFLOW = "Invalid OVERFLOW type specified"
+BITFIELD_RO_GET_ONLY = "BITFIELD_RO only supports the GET subcommand"
+HLL_WRONGTYPE = "WRONGTYPE Key is not a valid HyperLogLog string value."
+HLL_INVALID = "INVALIDOBJ Corrupted HLL object detected"
+PFDEBUG_NO_KEY = "The specified key does not exist"
+PFDEBUG_NOT_SPARSE = "HLL encoding is not sparse"
+PFDEBUG_UNKNOWN = "Unknown PFDEBUG subcommand '%s'"
