@@ -66,6 +66,9 @@ SPARSE_VAL_MAX_LEN = 4
 SPARSE_ZERO_MAX_LEN = 64
 SPARSE_XZERO_MAX_LEN = 16384
 SPARSE_MERGE_SCAN_OPCODES = 5
+LLONG_LIMIT = 2.0 ** 63
+LLROUND_OVERFLOW = -(1 << 63)       # llroundl of inf / out of range on x86-64
+UINT64_MASK = (1 << 64) - 1
 # results of the compiled sparse kernels
 UNCHANGED, UPDATED, INVALID, PROMOTE = 0, 1, -1, 2
 
@@ -438,8 +441,18 @@ def cached_card(value: bytes):
     return int.from_bytes(value[CARD_OFFSET:HDR_SIZE], "little")
 
 
+def mark_stale(value: bytes) -> bytes:
+    """The value with its cached cardinality marked stale."""
+    if value[CARD_STALE_BYTE] & CARD_STALE_BIT:
+        return value
+    return value[:CARD_STALE_BYTE] + bytes((value[CARD_STALE_BYTE] | CARD_STALE_BIT,)) \
+        + value[HDR_SIZE:]
+
+
 def with_card(value: bytes, card: int) -> bytes:
-    return value[:CARD_OFFSET] + card.to_bytes(8, "little") + value[HDR_SIZE:]
+    """The value with ``card`` cached (as C's uint64: a negative one reads back stale)."""
+    return value[:CARD_OFFSET] + (card & UINT64_MASK).to_bytes(8, "little") \
+        + value[HDR_SIZE:]
 
 
 # ---- the estimator ----
@@ -487,7 +500,9 @@ def count_registers(regs: np.ndarray) -> int:
         z += hist[j]
         z *= 0.5
     z += m * _sigma(hist[0] / m)
-    e = ALPHA_INF * m * m / z
+    e = ALPHA_INF * m * m / z if z else math.inf
+    if not e < LLONG_LIMIT:
+        return LLROUND_OVERFLOW     # crafted registers (all >= 51): what x86 llroundl gives
     f = math.floor(e)
     return int(f) + (1 if e - f >= 0.5 else 0)      # llroundl: halves away from zero
 

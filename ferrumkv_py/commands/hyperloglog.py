@@ -52,7 +52,7 @@ def pfadd(c, argv):
     e = db.lookup_write(argv[1])
     if e is None:
         value, _ = hll.add(hll.new_sparse(), argv[2:], _max_bytes(c))
-        db.add(argv[1], value)
+        db.add(argv[1], hll.mark_stale(value))    # created counts as updated, as Redis
         return 1
     try:
         value, updated = hll.add(_hll_value(e), argv[2:], _max_bytes(c))
@@ -120,9 +120,7 @@ def pfmerge(c, argv):
                                      _max_bytes(c))
     except hll.HLLCorrupt:
         raise _corrupt() from None
-    value = value[:hll.CARD_STALE_BYTE] + bytes((value[hll.CARD_STALE_BYTE]
-                                                 | hll.CARD_STALE_BIT,))\
-        + value[hll.HDR_SIZE:]
+    value = hll.mark_stale(value)
     if e is None:
         db.add(argv[1], value)
     else:
