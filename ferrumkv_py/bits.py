@@ -181,3 +181,75 @@ def unsigned_overflow(value: int, incr: int, bits: int, owtype: str):
     if owtype == "wrap":
         return over, (value + incr) & vmax
     return over, (sat if owtype == "sat" else None)
+
+
+class Overlay:
+    """Byte edits over an immutable value, applied with one copy at the end.
+
+    BITFIELD reads and writes a few bytes per operation anywhere in a string; copying the
+    whole value into a bytearray and back costs two copies of it.  Here the edited bytes
+    live in a dict and :meth:`value` joins the untouched slices of the original (through a
+    ``memoryview``) with the edited runs and the zero padding: one copy.
+    Complexity: O(1) per byte read or written, O(len + edits log edits) for :meth:`value`.
+    """
+
+    __slots__ = ("base", "size", "edits")
+
+    def __init__(self, base, size: int):
+        self.base = base
+        self.size = max(size, len(base))    # bytes past len(base) read as zero
+        self.edits: dict[int, int] = {}
+
+    def read(self, start: int, n: int) -> bytearray:
+        """``n`` bytes from ``start`` (zeros past the end)."""
+        out = bytearray(self.base[start:start + n])
+        out.extend(bytes(n - len(out)))
+        edits = self.edits
+        if edits:
+            for i in range(n):
+                v = edits.get(start + i)
+                if v is not None:
+                    out[i] = v
+        return out
+
+    def write(self, start: int, data) -> None:
+        edits = self.edits
+        for i, v in enumerate(data):
+            edits[start + i] = v
+
+    def get_field(self, offset: int, bits: int, signed: bool) -> int:
+        byte = offset >> 3
+        return get_field(self.read(byte, 9), offset - byte * BITS_PER_BYTE, bits, signed)
+
+    def set_field(self, offset: int, bits: int, value: int) -> None:
+        byte = offset >> 3
+        n = ((offset + bits - 1) >> 3) - byte + 1
+        window = self.read(byte, n)
+        set_field(window, offset - byte * BITS_PER_BYTE, bits, value)
+        self.write(byte, window)
+
+    def value(self) -> bytes:
+        base = self.base
+        n_base = len(base)
+        mv = memoryview(base)
+        parts = []
+
+        def gap(lo: int, hi: int) -> None:      # original bytes, then zero padding
+            if lo < min(hi, n_base):
+                parts.append(mv[lo:min(hi, n_base)])
+            if hi > max(lo, n_base):
+                parts.append(bytes(hi - max(lo, n_base)))
+
+        pos = 0
+        idx = sorted(self.edits)
+        j = 0
+        while j < len(idx):
+            k = j
+            while k + 1 < len(idx) and idx[k + 1] == idx[k] + 1:
+                k += 1
+            gap(pos, idx[j])
+            parts.append(bytes(self.edits[i] for i in range(idx[j], idx[k] + 1)))
+            pos = idx[k] + 1
+            j = k + 1
+        gap(pos, self.size)
+        return b"".join(parts)

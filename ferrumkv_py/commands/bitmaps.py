@@ -49,18 +49,14 @@ def _read_string(c, key: bytes):
     return e.value
 
 
-def _write_string(c, key: bytes, min_len: int):
-    """Redis lookupStringForBitCommand's lookup: ``(entry or None, value)`` with the value
-    zero-padded to ``min_len`` bytes (not stored yet)."""
+def _write_lookup(c, key: bytes):
+    """Redis lookupStringForBitCommand's lookup: the entry (None if missing) and its value."""
     e = c.db.lookup_write(key)
     if e is None:
-        return None, bytes(min_len)
-    v = e.value
-    if v.__class__ is not bytes:
+        return None, b""
+    if e.value.__class__ is not bytes:
         raise WrongTypeError()
-    if len(v) < min_len:
-        v = v + bytes(min_len - len(v))
-    return e, v
+    return e, e.value
 
 
 def _store(c, key: bytes, e, value: bytes) -> None:
@@ -277,13 +273,14 @@ def _bitfield(c, argv, readonly_cmd: bool):
         return [B.get_field(s, off, width, signed) for _, signed, width, off, _, _ in ops]
     if readonly_cmd:
         raise CommandError(errors.BITFIELD_RO_GET_ONLY)
-    e, v = _write_string(c, argv[1], (highest >> 3) + 1)
-    grown = e is None or len(v) != len(e.value)
-    buf = bytearray(v)
+    e, v = _write_lookup(c, argv[1])
+    size = (highest >> 3) + 1
+    grown = size > len(v)                   # a new key counts as grown (Redis "dirty")
+    buf = B.Overlay(v, size)
     out = []
     changes = 0
     for sub, signed, width, off, value, owtype in ops:
-        old = B.get_field(buf, off, width, signed)
+        old = buf.get_field(off, width, signed)
         if sub == b"get":
             out.append(old)
             continue
@@ -302,11 +299,11 @@ def _bitfield(c, argv, readonly_cmd: bool):
             out.append(None)
             continue
         out.append(reply)
-        B.set_field(buf, off, width, new)
-        if grown or old != B.get_field(buf, off, width, signed):
+        buf.set_field(off, width, new)
+        if grown or old != buf.get_field(off, width, signed):
             changes += 1
     if e is None or changes or grown:
-        _store(c, argv[1], e, bytes(buf))
+        _store(c, argv[1], e, buf.value())
     return out
 
 

@@ -216,7 +216,7 @@ def _selftest_error(rng, max_bytes: int) -> None:
 @command("pfselftest", 1, "admin", group="hyperloglog")
 def pfselftest(c, argv):
     """PFSELFTEST
-    An internal command for testing HyperLogLog values (registers, sparse/dense agreement, error)."""
+    An internal command for testing HyperLogLog values (registers, encodings, error)."""
     rng = c.ks.rng
     _selftest_registers(rng)
     _selftest_error(rng, _max_bytes(c))

@@ -122,3 +122,22 @@ def test_wrap64():
     assert B.wrap64(1 << 63) == B.INT64_MIN
     assert B.wrap64(-(1 << 63) - 1) == B.INT64_MAX
     assert B.wrap64((1 << 64) + 64) == 64
+
+
+def test_overlay_matches_a_bytearray():
+    rng = random.Random(9)
+    for _ in range(300):
+        base = rng.randbytes(rng.randrange(0, 20))
+        size = max(len(base), rng.randrange(0, 30))
+        ov = B.Overlay(base, size)
+        want = bytearray(base) + bytearray(size - len(base))
+        for _ in range(rng.randrange(0, 6)):
+            width = rng.randrange(1, 65)
+            if size * 8 < width:
+                break
+            off = rng.randrange(0, size * 8 - width + 1)
+            value = rng.randrange(-(1 << 63), 1 << 63)
+            B.set_field(want, off, width, value)
+            ov.set_field(off, width, value)
+            assert ov.get_field(off, width, True) == B.get_field(bytes(want), off, width, True)
+        assert ov.value() == bytes(want)

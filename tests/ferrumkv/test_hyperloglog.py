@@ -116,8 +116,8 @@ def test_raw_bytes(raw):
     assert [c.read_reply() for _ in range(4)] == [b":1\r\n", b":3\r\n", b"+sparse\r\n",
                                                   b"+OK\r\n"]
     # PFCOUNT cached 3; PFMERGE marked it stale by the top bit only, as Redis
-    assert c.read_reply() == b"$27\r\nHYLL\x01\x00\x00\x00\x03" + bytes(6) + b"\x80" + bytes.fromhex(
-        "60f38050b1844bfb80425a") + b"\r\n"
+    assert c.read_reply() == b"$27\r\nHYLL\x01\x00\x00\x00\x03" + bytes(6) + b"\x80" \
+        + bytes.fromhex("60f38050b1844bfb80425a") + b"\r\n"
 
 
 # ---- differential against redis-server 7.0 ----
