@@ -66,7 +66,8 @@ def _cases(size: int, rng: random.Random) -> list:
     bits = size * 8
     elements = [b"e%d" % i for i in range(100)]
     return [
-        ("SETBIT", lambda: ("SETBIT", "s", rng.randrange(bits), rng.randrange(2))),
+        # a 1 at a random offset of an all-zero string: (almost) always a real write
+        ("SETBIT", lambda: ("SETBIT", "w", rng.randrange(bits), 1)),
         ("GETBIT", lambda: ("GETBIT", "s", rng.randrange(bits))),
         ("BITCOUNT", lambda: ("BITCOUNT", "s")),
         ("BITCOUNT bit range", lambda: ("BITCOUNT", "s", 3, bits - 5, "BIT")),
@@ -112,6 +113,7 @@ def main() -> int:
                 c.flushall()
                 c.set("s", value)
                 c.set("z", bytes(size))
+                c.set("w", bytes(size))
                 c.pfadd("h", *range(5000))
                 c.pfadd("h2", *range(100))
                 c.pfadd("h3", *range(3000, 9000))

@@ -79,7 +79,8 @@ def setbit(c, argv):
     db = c.db
     e = db.lookup_write(argv[1])
     if e is None:
-        db.add(argv[1], bytes(byte) + bytes(((on << shift),)))
+        # int.to_bytes zero-pads on the left: one allocation, even at offset 2**32 - 1
+        db.add(argv[1], (on << shift).to_bytes(byte + 1, "big"))
         return 0
     old = e.value
     if old.__class__ is not bytes:
@@ -94,7 +95,7 @@ def setbit(c, argv):
         mv = memoryview(old)
         db.set_value(e, b"".join((mv[:byte], bytes((new,)), mv[byte + 1:])))
     else:
-        db.set_value(e, b"".join((old, bytes(byte - n), bytes((new,)))))
+        db.set_value(e, b"".join((old, new.to_bytes(byte - n + 1, "big"))))
     return was
 
 

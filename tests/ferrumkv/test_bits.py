@@ -141,3 +141,17 @@ def test_overlay_matches_a_bytearray():
             ov.set_field(off, width, value)
             assert ov.get_field(off, width, True) == B.get_field(bytes(want), off, width, True)
         assert ov.value() == bytes(want)
+
+
+def test_first_byte_not_every_range(monkeypatch):
+    monkeypatch.setattr(B, "CHUNK_BYTES", 16)
+    rng = random.Random(10)
+    for skip in (0, 0xFF):
+        s = bytearray([skip] * 60)
+        for i in rng.sample(range(60), 4):
+            s[i] = rng.choice([1, 0x80, 0x7F, 0xFE])
+        s = bytes(s)
+        for a in range(61):
+            for b in range(a, 61):
+                want = next((i for i in range(a, b) if s[i] != skip), -1)
+                assert B.first_byte_not(s, skip, a, b) == want, (skip, a, b)
