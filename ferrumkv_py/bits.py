@@ -245,7 +245,21 @@ class Overlay:
         set_field(window, offset - byte * BITS_PER_BYTE, bits, value)
         self.write(byte, window)
 
+    def runs(self) -> list:
+        """The edited bytes as ``(offset, bytes)`` runs, in order."""
+        idx = sorted(self.edits)
+        out = []
+        j = 0
+        while j < len(idx):
+            k = j
+            while k + 1 < len(idx) and idx[k + 1] == idx[k] + 1:
+                k += 1
+            out.append((idx[j], bytes(self.edits[i] for i in range(idx[j], idx[k] + 1))))
+            j = k + 1
+        return out
+
     def value(self) -> bytes:
+        """The edited value, built with one copy."""
         base = self.base
         n_base = len(base)
         mv = memoryview(base)
@@ -258,15 +272,9 @@ class Overlay:
                 parts.append(bytes(hi - max(lo, n_base)))
 
         pos = 0
-        idx = sorted(self.edits)
-        j = 0
-        while j < len(idx):
-            k = j
-            while k + 1 < len(idx) and idx[k + 1] == idx[k] + 1:
-                k += 1
-            gap(pos, idx[j])
-            parts.append(bytes(self.edits[i] for i in range(idx[j], idx[k] + 1)))
-            pos = idx[k] + 1
-            j = k + 1
+        for lo, data in self.runs():
+            gap(pos, lo)
+            parts.append(data)
+            pos = lo + len(data)
         gap(pos, self.size)
         return b"".join(parts)

@@ -10,14 +10,17 @@ Offsets: a bit offset is a string2ll integer with ``offset >> 3 < proto-max-bulk
 (with the default 512 MB, ``offset < 2**32``); BITFIELD also takes ``#n`` = n times the
 field width, multiplied in C's int64 (a wrapped product is checked like any other).
 
-Writes copy the value once (``memoryview`` slices joined), since values are immutable
-bytes: SETBIT on a string of n bytes costs O(n), where Redis edits in place in O(1).
+Writes: a value of 4 KiB or more that only its key holds is edited in place (``inplace.py``
+explains when that is safe), O(1) as in Redis; otherwise (a small or shared value, or one
+that grows) the new value is built with one copy (``memoryview`` slices joined), O(n).
 """
 
 from __future__ import annotations
 
+import sys
+
 from .. import bits as B
-from .. import errors
+from .. import errors, inplace
 from ..errors import CommandError, WrongTypeError
 from ..registry import command
 from .util import parse_int
@@ -92,8 +95,13 @@ def setbit(c, argv):
         return was                          # unchanged: no write, as Redis (no signal)
     new = (cur & ~(1 << shift)) | (on << shift)
     if byte < n:
-        mv = memoryview(old)
-        db.set_value(e, b"".join((mv[:byte], bytes((new,)), mv[byte + 1:])))
+        refs = sys.getrefcount(old)         # its own statement: a call's pushed arguments
+        if inplace.unshared(old, refs):     # would count too; held by e.value and `old`
+            inplace.write(old, byte, bytes((new,)))
+            db.set_value(e, old)                # same object: WATCH signal, no size change
+        else:
+            mv = memoryview(old)
+            db.set_value(e, b"".join((mv[:byte], bytes((new,)), mv[byte + 1:])))
     else:
         db.set_value(e, b"".join((old, new.to_bytes(byte - n + 1, "big"))))
     return was
@@ -303,6 +311,15 @@ def _bitfield(c, argv, readonly_cmd: bool):
         buf.set_field(off, width, new)
         if grown or old != buf.get_field(off, width, signed):
             changes += 1
+    if e is not None and changes and not grown:
+        buf.base = None                     # so that only e.value and `v` hold the value
+        refs = sys.getrefcount(v)
+        if inplace.unshared(v, refs):
+            for lo, data in buf.runs():
+                inplace.write(v, lo, data)
+            c.db.set_value(e, v)
+            return out
+        buf.base = v
     if e is None or changes or grown:
         _store(c, argv[1], e, buf.value())
     return out

@@ -143,6 +143,44 @@ def test_watch_and_memory_accounting(server, r):
     server.call(server.server.ks._check)
 
 
+def test_big_values_are_edited_in_place_only_when_unshared(server, r, raw, monkeypatch):
+    from ferrumkv_py import inplace
+    writes = []
+    real_write = inplace.write
+
+    def counting_write(value, offset, data):
+        writes.append(offset)
+        real_write(value, offset, data)
+    monkeypatch.setattr(inplace, "write", counting_write)
+    big = bytes(range(256)) * 32                     # 8 KiB: above inplace.MIN_BYTES
+    r.set("k", big)
+    assert r.setbit("k", 7, 1) == 0 and r.getbit("k", 7) == 1
+    assert r.bitfield("k").incrby("u8", 8, 1).execute() == [2]
+    assert writes == [0, 1]                          # both edited in place
+    want = bytearray(big)
+    want[0] |= 1
+    want[1] += 1
+    assert r.get("k") == bytes(want)
+    r.copy("k", "k2")                                # COPY shares the object: must copy
+    assert r.setbit("k", 14, 0) == 1                 # byte 1 was 2: now 0
+    assert r.get("k")[1] == 0 and r.get("k2") == bytes(want) and writes == [0, 1]
+    r.delete("k2")
+    c = raw()                                        # a GET reply not yet sent holds it
+    c.send(b"GET k\r\nSETBIT k 23 1\r\nGET k\r\n")
+    first, _, second = (rep[rep.index(b"\r\n") + 2:-2] for rep in
+                        (c.read_reply(), c.read_reply(), c.read_reply()))
+    assert first[2] == want[2] and second[2] == want[2] | 1 and writes == [0, 1]
+    with r.pipeline() as p:                          # WATCH sees an in-place edit
+        p.watch("k")
+        assert r.setbit("k", 24, 1) == 0             # byte 3 was 3: a real change
+        p.multi()
+        p.get("k")
+        with pytest.raises(redis.WatchError):
+            p.execute()
+    assert writes == [0, 1, 3]
+    server.call(server.server.ks._check)
+
+
 # ---- differential against redis-server 7.0 ----
 
 EDGE_CASES = [
@@ -245,8 +283,9 @@ def _random_bitmap_commands(rng, n: int) -> list:
         elif op == 10:
             out.append(rng.choice([[b"SETRANGE", k, rint(0, 40), rng.randbytes(3)],
                                    [b"APPEND", k, rng.randbytes(rng.randrange(4))]]))
-        else:
-            out.append(rng.choice([[b"DEL", k], [b"SET", k, rng.randbytes(rng.randrange(8))]]))
+        else:   # big values take the in-place write path
+            out.append(rng.choice([[b"DEL", k], [b"SET", k, rng.randbytes(rng.randrange(8))],
+                                   [b"SET", k, rng.randbytes(5000)]]))
     return out
 
 
