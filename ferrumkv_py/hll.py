@@ -48,7 +48,8 @@ from .hll_kernels import (  # noqa: F401  (re-exported: the format constants)
     ENCODING_OFFSET, CARD_OFFSET, CARD_STALE_BYTE, CARD_STALE_BIT, DENSE_REG_BYTES,
     DENSE_SIZE, DENSE, SPARSE, MAX_ENCODING, SEED, SPARSE_VAL_MAX_VALUE, SPARSE_VAL_MAX_LEN,
     SPARSE_ZERO_MAX_LEN, SPARSE_XZERO_MAX_LEN, UNCHANGED, UPDATED, INVALID, PROMOTE,
-    _hash_all, _dense_add_all, _sparse_add_all, _sparse_registers)
+    OP_KIND_MASK, OP_XZERO, OP_VAL, ZERO_LEN_MASK, VAL_VALUE_SHIFT, VAL_VALUE_MASK,
+    VAL_LEN_MASK, BYTE_MASK, _hash_all, _dense_add_all, _sparse_add_all, _sparse_registers)
 
 ALPHA_INF = 0.721347520444481703680        # 0.5 / ln(2)
 LLONG_LIMIT = 2.0 ** 63
@@ -75,8 +76,9 @@ def encoding(value: bytes) -> int:
 
 def new_sparse() -> bytes:
     """An empty HyperLogLog as Redis creates it (cached cardinality 0, valid)."""
-    return MAGIC + bytes((SPARSE,)) + bytes(3 + 8) + bytes(((HLL_REGISTERS - 1) >> 8 | 0x40,
-                                                             (HLL_REGISTERS - 1) & 0xFF))
+    run = HLL_REGISTERS - 1                 # one XZERO opcode covers every register
+    return MAGIC + bytes((SPARSE,)) + bytes(HDR_SIZE - ENCODING_OFFSET - 1) \
+        + bytes((run >> 8 | OP_XZERO, run & BYTE_MASK))
 
 
 def hash_elements(elements: list) -> tuple:
@@ -114,9 +116,9 @@ def pack_dense(header: bytes, regs: np.ndarray) -> bytes:
     registers packed 4 in 3 bytes.  Complexity: O(16384)."""
     r = regs.reshape(-1, 4).astype(np.uint16)
     out = np.empty((len(r), 3), np.uint8)
-    out[:, 0] = (r[:, 0] | (r[:, 1] << 6)) & 0xFF
-    out[:, 1] = ((r[:, 1] >> 2) | (r[:, 2] << 4)) & 0xFF
-    out[:, 2] = ((r[:, 2] >> 4) | (r[:, 3] << 2)) & 0xFF
+    out[:, 0] = (r[:, 0] | (r[:, 1] << 6)) & BYTE_MASK
+    out[:, 1] = ((r[:, 1] >> 2) | (r[:, 2] << 4)) & BYTE_MASK
+    out[:, 2] = ((r[:, 2] >> 4) | (r[:, 3] << 2)) & BYTE_MASK
     return header[:ENCODING_OFFSET] + bytes((DENSE,)) + header[ENCODING_OFFSET + 1:HDR_SIZE] \
         + out.tobytes()
 
@@ -245,15 +247,16 @@ def decode_sparse(value: bytes) -> str:
     p, end = HDR_SIZE, len(value)
     while p < end:
         b = value[p]
-        if b & 0xC0 == 0:
-            out.append("z:%d" % ((b & 0x3F) + 1))
+        if b & OP_KIND_MASK == 0:
+            out.append("z:%d" % ((b & ZERO_LEN_MASK) + 1))
             p += 1
-        elif b & 0x80 == 0:
-            hi = value[p + 1] if p + 1 < end else 0
-            out.append("Z:%d" % ((((b & 0x3F) << 8) | hi) + 1))
+        elif b & OP_VAL == 0:
+            lo = value[p + 1] if p + 1 < end else 0
+            out.append("Z:%d" % ((((b & ZERO_LEN_MASK) << 8) | lo) + 1))
             p += 2
         else:
-            out.append("v:%d,%d" % (((b >> 2) & 0x1F) + 1, (b & 3) + 1))
+            out.append("v:%d,%d" % (((b >> VAL_VALUE_SHIFT) & VAL_VALUE_MASK) + 1,
+                                    (b & VAL_LEN_MASK) + 1))
             p += 1
     return " ".join(out)
 

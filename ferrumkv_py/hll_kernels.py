@@ -34,6 +34,15 @@ SPARSE_VAL_MAX_LEN = 4
 SPARSE_ZERO_MAX_LEN = 64
 SPARSE_XZERO_MAX_LEN = 16384
 SPARSE_MERGE_SCAN_OPCODES = 5
+# sparse opcode bits (the table in hll.py)
+OP_KIND_MASK = 0xC0                 # top two bits: 00 ZERO, 01 XZERO, 1x VAL
+OP_XZERO = 0x40
+OP_VAL = 0x80
+ZERO_LEN_MASK = 0x3F                # ZERO: run - 1; XZERO: high 6 bits of run - 1
+VAL_VALUE_SHIFT = 2
+VAL_VALUE_MASK = 0x1F               # VAL: value - 1 in bits 2..6
+VAL_LEN_MASK = 0x3                  # VAL: run - 1 in bits 0..1
+BYTE_MASK = 0xFF
 # results of the compiled sparse kernels
 UNCHANGED, UPDATED, INVALID, PROMOTE = 0, 1, -1, 2
 
@@ -46,7 +55,8 @@ _jit = njit(cache=True, nogil=True)
 
 @_jit
 def _murmur64a(data, start, n, seed):
-    """MurmurHash64A as Redis (little-endian word reads) over ``data[start:start+n]``."""
+    """MurmurHash64A as Redis (little-endian word reads) over ``data[start:start+n]``.
+    Complexity: O(n)."""
     h = np.uint64(seed) ^ (np.uint64(n) * _M)
     p = start
     end = start + (n - (n & 7))
@@ -103,10 +113,10 @@ def _dense_set(buf, reg, val):
     byte = HDR_SIZE + reg * HLL_BITS // 8
     fb = (reg * HLL_BITS) & 7
     v = np.int64(val)
-    buf[byte] = (np.int64(buf[byte]) & ~(HLL_REGISTER_MAX << fb) | (v << fb)) & 0xFF
+    buf[byte] = (np.int64(buf[byte]) & ~(HLL_REGISTER_MAX << fb) | (v << fb)) & BYTE_MASK
     if byte + 1 < len(buf):
         b1 = np.int64(buf[byte + 1]) & ~(HLL_REGISTER_MAX >> (8 - fb))
-        buf[byte + 1] = (b1 | (v >> (8 - fb))) & 0xFF
+        buf[byte + 1] = (b1 | (v >> (8 - fb))) & BYTE_MASK
 
 
 @_jit
@@ -124,16 +134,22 @@ def _dense_add_all(buf, idxs, cnts, start):
 def _op_span(buf, p):
     """(registers covered, opcode bytes, kind 0 zero / 1 xzero / 2 val) at ``p``."""
     b = np.int64(buf[p])
-    if b & 0xC0 == 0:
-        return (b & 0x3F) + 1, 1, 0
-    if b & 0x80:
-        return (b & 3) + 1, 1, 2
-    return (((b & 0x3F) << 8) | np.int64(buf[p + 1])) + 1, 2, 1
+    if b & OP_KIND_MASK == 0:
+        return (b & ZERO_LEN_MASK) + 1, 1, 0
+    if b & OP_VAL:
+        return (b & VAL_LEN_MASK) + 1, 1, 2
+    return (((b & ZERO_LEN_MASK) << 8) | np.int64(buf[p + 1])) + 1, 2, 1
+
+
+@_jit
+def _val_value(b):
+    """The register value a VAL opcode byte stores (1..32)."""
+    return ((b >> VAL_VALUE_SHIFT) & VAL_VALUE_MASK) + 1
 
 
 @_jit
 def _val_op(value, run):
-    return 0x80 | ((value - 1) << 2) | (run - 1)
+    return OP_VAL | ((value - 1) << VAL_VALUE_SHIFT) | (run - 1)
 
 
 @_jit
@@ -150,8 +166,8 @@ def _move(buf, dst, src, n):
 @_jit
 def _zero_run(seq, n, run):
     if run > SPARSE_ZERO_MAX_LEN:
-        seq[n] = ((run - 1) >> 8) | 0x40
-        seq[n + 1] = (run - 1) & 0xFF
+        seq[n] = ((run - 1) >> 8) | OP_XZERO
+        seq[n + 1] = (run - 1) & BYTE_MASK
         return n + 2
     seq[n] = run - 1
     return n + 1
@@ -160,7 +176,14 @@ def _zero_run(seq, n, run):
 @_jit
 def _sparse_set(buf, length, index, count, max_bytes, seq):
     """Redis hllSparseSet on ``buf[:length]`` (``buf[length]`` = 0 and 3 spare bytes):
-    ``(new length, UNCHANGED | UPDATED | INVALID | PROMOTE)``; PROMOTE leaves it as it was."""
+    ``(new length, UNCHANGED | UPDATED | INVALID | PROMOTE)``; PROMOTE leaves it as it was.
+
+    Walk the opcodes to the one covering ``index``; a VAL already >= ``count`` is no change;
+    a one-register VAL or ZERO is rewritten; otherwise the run is split into up to three
+    opcodes (XZERO-VAL-XZERO worst case, 5 bytes), the tail moved right, and then equal
+    neighbouring VALs among the next 5 opcodes from the previous one merged.
+    Complexity: O(length) (the walk and the move).
+    """
     if count > SPARSE_VAL_MAX_VALUE:
         return length, PROMOTE
     end = length
@@ -183,7 +206,7 @@ def _sparse_set(buf, length, index, count, max_bytes, seq):
         nxt = -1
     done = False
     if kind == 2:
-        oldcount = ((np.int64(buf[p]) >> 2) & 0x1F) + 1
+        oldcount = _val_value(np.int64(buf[p]))
         if oldcount >= count:
             return length, UNCHANGED
         if runlen == 1:
@@ -203,7 +226,7 @@ def _sparse_set(buf, length, index, count, max_bytes, seq):
             if index != last:
                 n = _zero_run(seq, n, last - index)
         else:
-            curval = ((np.int64(buf[p]) >> 2) & 0x1F) + 1
+            curval = _val_value(np.int64(buf[p]))
             if index != first:
                 seq[n] = _val_op(curval, index - first)
                 n += 1
@@ -228,17 +251,17 @@ def _sparse_set(buf, length, index, count, max_bytes, seq):
     while p < end and scan > 0:
         scan -= 1
         b = np.int64(buf[p])
-        if b & 0xC0 == 0x40:
+        if b & OP_KIND_MASK == OP_XZERO:
             p += 2
             continue
-        if b & 0xC0 == 0:
+        if b & OP_KIND_MASK == 0:
             p += 1
             continue
-        if p + 1 < end and buf[p + 1] & 0x80:
+        if p + 1 < end and buf[p + 1] & OP_VAL:
             b2 = np.int64(buf[p + 1])
-            v1 = ((b >> 2) & 0x1F) + 1
-            if v1 == ((b2 >> 2) & 0x1F) + 1:
-                run = (b & 3) + (b2 & 3) + 2
+            v1 = _val_value(b)
+            if v1 == _val_value(b2):
+                run = (b & VAL_LEN_MASK) + (b2 & VAL_LEN_MASK) + 2
                 if run <= SPARSE_VAL_MAX_LEN:
                     buf[p + 1] = _val_op(v1, run)
                     _move(buf, p, p + 1, end - p)
@@ -274,18 +297,18 @@ def _sparse_registers(buf, start, end, regs):
     p = start
     while p < end:
         b = np.int64(buf[p])
-        if b & 0xC0 == 0:
-            idx += (b & 0x3F) + 1
+        if b & OP_KIND_MASK == 0:
+            idx += (b & ZERO_LEN_MASK) + 1
             p += 1
-        elif b & 0x80 == 0:
-            hi = np.int64(buf[p + 1]) if p + 1 < end else 0
-            idx += (((b & 0x3F) << 8) | hi) + 1
+        elif b & OP_VAL == 0:
+            lo = np.int64(buf[p + 1]) if p + 1 < end else 0
+            idx += (((b & ZERO_LEN_MASK) << 8) | lo) + 1
             p += 2
         else:
-            run = (b & 3) + 1
+            run = (b & VAL_LEN_MASK) + 1
             if idx + run > HLL_REGISTERS:
                 return False
-            val = ((b >> 2) & 0x1F) + 1
+            val = _val_value(b)
             for i in range(run):
                 regs[idx + i] = val
             idx += run
