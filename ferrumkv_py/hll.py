@@ -55,6 +55,7 @@ ALPHA_INF = 0.721347520444481703680        # 0.5 / ln(2)
 LLONG_LIMIT = 2.0 ** 63
 LLROUND_OVERFLOW = -(1 << 63)       # llroundl of inf / out of range on x86-64
 UINT64_MASK = (1 << 64) - 1
+HASH_ZERO_COPY_BYTES = 1 << 16      # PFADD elements at least this long are not joined
 
 
 class HLLCorrupt(Exception):
@@ -82,14 +83,32 @@ def new_sparse() -> bytes:
 
 
 def hash_elements(elements: list) -> tuple:
-    """(register index, count) arrays for the elements.  Complexity: O(total bytes)."""
+    """(register index, count) arrays for the elements, in order.
+
+    Small elements are joined into one buffer per numba call; an element of
+    ``HASH_ZERO_COPY_BYTES`` or more is hashed where it lies (a numpy view, no copy), so a
+    PFADD of huge elements never doubles its memory.  Complexity: O(total bytes).
+    """
     n = len(elements)
-    data = np.frombuffer(b"".join(elements) or b"\x00", np.uint8)
-    offsets = np.zeros(n + 1, np.int64)
-    np.cumsum([len(e) for e in elements], out=offsets[1:])
     idxs = np.empty(n, np.int64)
     cnts = np.empty(n, np.int64)
-    _hash_all(data, offsets, idxs, cnts)
+    i = 0
+    while i < n:
+        j = i
+        while j < n and len(elements[j]) < HASH_ZERO_COPY_BYTES:
+            j += 1
+        if j > i:                           # elements[i:j] are small: one joined buffer
+            batch = elements[i:j]
+            data = np.frombuffer(b"".join(batch) or b"\x00", np.uint8)
+            offsets = np.zeros(j - i + 1, np.int64)
+            np.cumsum([len(e) for e in batch], out=offsets[1:])
+            _hash_all(data, offsets, idxs[i:j], cnts[i:j])
+        if j < n:                           # elements[j] is big: hashed in place
+            offsets = np.array([0, len(elements[j])], np.int64)
+            _hash_all(np.frombuffer(elements[j], np.uint8), offsets, idxs[j:j + 1],
+                      cnts[j:j + 1])
+            j += 1
+        i = j
     return idxs, cnts
 
 
