@@ -175,8 +175,7 @@ def _selftest_registers(rng) -> None:
         bad = np.flatnonzero(got != want)
         if bad.size:
             i = int(bad[0])
-            raise CommandError("TESTFAILED Register %d should be %d but is %d"
-                               % (i, want[i], got[i]))
+            raise CommandError(errors.PFSELFTEST_REGISTER % (i, want[i], got[i]))
 
 
 def _selftest_error(rng, max_bytes: int) -> None:
@@ -202,14 +201,13 @@ def _selftest_error(rng, max_bytes: int) -> None:
         if done != checkpoint:
             continue
         if done < max_bytes / 2 and hll.encoding(sparse) != hll.SPARSE:
-            raise CommandError("TESTFAILED sparse encoding not used")
+            raise CommandError(errors.PFSELFTEST_NOT_SPARSE)
         card = hll.count(dense)
         if card != hll.count(sparse):
-            raise CommandError("TESTFAILED dense/sparse disagree")
+            raise CommandError(errors.PFSELFTEST_DISAGREE)
         max_err = 1 if done == 10 else int(np.ceil(rel_err * SELFTEST_REL_ERR_SIGMAS * done))
         if abs(done - card) > max_err:
-            raise CommandError("TESTFAILED Too big error. card:%d abserr:%d"
-                               % (done, abs(done - card)))
+            raise CommandError(errors.PFSELFTEST_ERROR % (done, abs(done - card)))
         checkpoint *= 10
 
 

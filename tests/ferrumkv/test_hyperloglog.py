@@ -219,3 +219,23 @@ def test_values_copied_between_servers(redis_server, server, n):
         real.flushall()
         real.close()
         ours.close()
+
+
+def test_pfselftest_reports_planted_faults(monkeypatch):
+    """The self-test fails, with Redis's texts, when the registers or the counts are wrong."""
+    import numpy as np
+
+    from ferrumkv_py.commands import hyperloglog as cmd
+    from ferrumkv_py.errors import CommandError
+    rng = random.Random(1)
+    real_registers = hll.registers
+    monkeypatch.setattr(hll, "registers", lambda v: np.zeros(hll.HLL_REGISTERS, np.uint8))
+    with pytest.raises(CommandError, match="^TESTFAILED Register [0-9]+ should be [1-9]"):
+        cmd._selftest_registers(rng)
+    monkeypatch.setattr(hll, "registers", real_registers)
+    monkeypatch.setattr(hll, "count", lambda v: 7 if hll.encoding(v) == hll.SPARSE else 1)
+    with pytest.raises(CommandError, match="^TESTFAILED dense/sparse disagree$"):
+        cmd._selftest_error(rng, 3000)
+    monkeypatch.setattr(hll, "count", lambda v: 0)
+    with pytest.raises(CommandError, match="^TESTFAILED Too big error. card:1 abserr:1$"):
+        cmd._selftest_error(rng, 3000)
