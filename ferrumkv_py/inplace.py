@@ -8,9 +8,9 @@ refers to can be changed in place without anyone noticing -- the same reasoning 
 
 When it is done (all of these, checked on every call):
 
-* CPython with the ``PyBytesObject`` layout this module verifies at import (data at
-  ``id(b) + bytes.__basicsize__ - 1``, the cached hash 8 bytes before it); otherwise
-  :data:`ENABLED` is False and every write copies;
+* CPython 3.11-3.13 with the GIL, and the ``PyBytesObject`` layout this module verifies at
+  import (data at ``id(b) + bytes.__basicsize__ - 1``, the cached hash 8 bytes before it,
+  reference counts as expected); otherwise :data:`ENABLED` is False and every write copies;
 * the value is at least :data:`MIN_BYTES` long (small values copy cheaply, and the
   interpreter's own shared objects -- b"", one-byte strings -- are all small);
 * ``sys.getrefcount`` shows exactly the references the caller accounts for: the entry's
@@ -36,10 +36,18 @@ _HASH_OFFSET = _DATA_OFFSET - ctypes.sizeof(ctypes.c_ssize_t)    # ob_shash
 _HASH_NOT_COMPUTED = -1
 
 
+# CPython versions whose sys.getrefcount counts every reference, the caller's stack included
+# (3.14 borrows references for local loads, so counts can read low: not trusted there)
+REFCOUNT_EXACT_VERSIONS = ((3, 11), (3, 13))
+
+
 def _layout_ok() -> bool:
-    """Check the object layout on a throwaway value before trusting it."""
-    if platform.python_implementation() != "CPython":
+    """Check the interpreter and the object layout on a throwaway value before trusting it."""
+    lo, hi = REFCOUNT_EXACT_VERSIONS
+    if platform.python_implementation() != "CPython" or not lo <= sys.version_info[:2] <= hi:
         return False
+    if not getattr(sys, "_is_gil_enabled", lambda: True)():
+        return False                    # free-threaded build: other threads could hold it
     try:
         probe = bytes(range(256)) * 2
         if ctypes.string_at(id(probe) + _DATA_OFFSET, len(probe)) != probe:
