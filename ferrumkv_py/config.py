@@ -67,6 +67,8 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("proto-max-bulk-len", "memory", 512 * 1024 * 1024, True, 1024 * 1024, LLONG_MAX,
       doc="largest bulk string a client may send"),
     S("databases", "int", 16, False, 1, INT_MAX, doc="number of logical databases"),
+    S("hll-sparse-max-bytes", "memory", 3000, True, 0, LLONG_MAX,
+      doc="largest sparse HyperLogLog in bytes before it turns dense (as Redis)"),
     # ---- logging and files ----
     S("loglevel", "enum", "notice", True, choices=("debug", "verbose", "notice", "warning"),
       doc="log verbosity"),

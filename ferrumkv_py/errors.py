@@ -29,7 +29,8 @@ class CommandError(Exception):
 
 
 _KNOWN_PREFIXES = {"ERR", "WRONGTYPE", "OOM", "NOAUTH", "WRONGPASS", "NOPROTO", "EXECABORT",
-                   "BUSYKEY", "NOSCRIPT", "NOPERM", "LOADING", "READONLY", "NOTBUSY"}
+                   "BUSYKEY", "NOSCRIPT", "NOPERM", "LOADING", "READONLY", "NOTBUSY",
+                   "INVALIDOBJ", "TESTFAILED"}
 
 
 class WrongTypeError(CommandError):
@@ -144,3 +145,21 @@ LCS_NOT_STRINGS = "The specified keys must contain string values"
 LCS_LEN_AND_IDX = "If you want both the length and indexes, please just use IDX."
 LCS_TOO_LONG = "String too long for LCS"
 LCS_TABLE_TOO_BIG = "Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+# ---- bitmaps and HyperLogLog (commands/bitmaps.py, commands/hyperloglog.py) ----
+BIT_OFFSET = "bit offset is not an integer or out of range"
+BIT_VALUE = "bit is not an integer or out of range"
+BITPOS_BIT = "The bit argument must be 1 or 0."
+BITOP_NOT_ONE_KEY = "BITOP NOT must be called with a single source key."
+BITFIELD_TYPE = ("Invalid bitfield type. Use something like i16 u8. Note that u64 is not "
+                 "supported but i64 is.")
+BITFIELD_OVERFLOW = "Invalid OVERFLOW type specified"
+BITFIELD_RO_GET_ONLY = "BITFIELD_RO only supports the GET subcommand"
+HLL_WRONGTYPE = "WRONGTYPE Key is not a valid HyperLogLog string value."
+HLL_INVALID = "INVALIDOBJ Corrupted HLL object detected"
+PFDEBUG_NO_KEY = "The specified key does not exist"
+PFDEBUG_NOT_SPARSE = "HLL encoding is not sparse"
+PFDEBUG_UNKNOWN = "Unknown PFDEBUG subcommand '%s'"
+PFSELFTEST_REGISTER = "TESTFAILED Register %d should be %d but is %d"
+PFSELFTEST_NOT_SPARSE = "TESTFAILED sparse encoding not used"
+PFSELFTEST_DISAGREE = "TESTFAILED dense/sparse disagree"
+PFSELFTEST_ERROR = "TESTFAILED Too big error. card:%d abserr:%d"
