@@ -18,7 +18,8 @@ blocks) and the Mooncake conversation trace as KV-cache blocks (each request's f
     .venv/bin/python bench/trace_quality.py --traces cloudphysics --capacities 2000 \\
         --policies allkeys-lru,allkeys-ahe
 
-Writes ``out/trace-quality.md`` (``--out``) and prints each row as it is measured.
+Writes ``out/trace-quality.md`` (``--out``; ``--docs``: the committed
+``docs/trace-quality.md``) and prints each row as it is measured.
 """
 
 from __future__ import annotations
@@ -127,7 +128,11 @@ def main() -> int:
     ap.add_argument("--rate", type=float, default=0, help="requests/s (0 = unthrottled)")
     ap.add_argument("--no-live", action="store_true", help="simulators only")
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "trace-quality.md"))
+    ap.add_argument("--docs", action="store_true", help="write the committed "
+                    "docs/trace-quality.md instead")
     args = ap.parse_args()
+    if args.docs:
+        args.out = os.path.join(ROOT, "docs", "trace-quality.md")
     rows = []
     for tname in args.traces.split(","):
         keys, nkeys = dense(TRACES[tname]())
