@@ -37,7 +37,9 @@ from sim import BUCKET, EVPOOL, _decayed, _pool_insert
 
 # parameter vector layout
 (P_SAMPLES, P_POOLMODE, P_THETA0, P_TMIN, P_TMAX, P_W, P_RECMODE, P_HBETA, P_DECAY,
- P_TTLP, P_TTLT, P_CTRL, P_DELTA, P_ETA, P_G, P_DIRMODE, P_HMODE, P_TRACE, P_NP) = range(19)
+ P_TTLP, P_TTLT, P_CTRL, P_DELTA, P_ETA, P_G, P_DIRMODE, P_HMODE, P_TRACE, P_PROB, P_PGHOST,
+ P_NP) = range(21)
+PROBATION_FIRST = 1.0e6     # score added to an expired probationary key: it leaves first
 
 CT_FIXED, CT_NEIGH, CT_EXTREME = 0, 1, 2
 
@@ -48,7 +50,11 @@ def logit(a):
 
 def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmode=0,
            hbeta=1.0 / 64, decay=0, ttlP=1.0, ttlT=1.0, ctrl=CT_NEIGH, delta=1.0,
-           eta=0.02, G=2048, dirmode=0, hmode=0, trace=0):
+           eta=0.02, G=2048, dirmode=0, hmode=0, trace=0, prob=-1.0, pghost=0.0):
+    """``prob`` >= 0: probation (research/probation/README.md) -- a key not hit since its
+    insertion and idle for more than ``prob`` turnovers is evicted first; ``pghost``: the
+    ghost of keys evicted on probation holds ``pghost * C`` ids (re-inserted while there, a
+    key skips probation).  prob < 0: off (the server's AHE-adaptive)."""
     p = np.zeros(P_NP, np.float64)
     p[P_SAMPLES] = samples
     p[P_POOLMODE] = poolmode
@@ -68,6 +74,8 @@ def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmo
     p[P_DIRMODE] = dirmode
     p[P_HMODE] = hmode
     p[P_TRACE] = trace     # > 0: stats[6:] = alpha every `trace` requests
+    p[P_PROB] = prob
+    p[P_PGHOST] = pghost
     return p
 
 
@@ -127,6 +135,12 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     G = int(p[P_G])
     dirmode = int(p[P_DIRMODE])
     hmode = int(p[P_HMODE])
+    p_prob = p[P_PROB]
+    ng = int(p[P_PGHOST] * C)
+    prob = np.zeros(nkeys, np.uint8)
+    gring = np.full(max(ng, 1), -1, np.int64)
+    in_g = np.zeros(nkeys, np.int32)
+    gpos = 0
     blk_t = 0.0
     blk_n = 0
     ms_per_ev = -1.0
@@ -189,6 +203,7 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
             cnt[k] = c
             ldt[k] = now_min
             last[k] = now
+            prob[k] = 0
         else:
             # ---- on_miss: ghost check
             ws = watch_slot[k]
@@ -227,6 +242,8 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                             if kk != -1 and slot_of[kk] >= 0:
                                 r, c, u = _parts(kk, now, now_min, last, cnt, ldt, expat, H if H > 0 else 1.0, recmode, decay, ttlT)
                                 sc = _blend(alpha, r, c, u, W, ttlP)
+                                if p_prob >= 0.0 and prob[kk] == 1 and r > p_prob:
+                                    sc += PROBATION_FIRST + r
                                 q = m
                                 while q > 0 and tsc[q - 1] > sc:
                                     tsc[q] = tsc[q - 1]
@@ -267,7 +284,10 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                     for j in range(nbt):
                         kk = batch[j]
                         r, c, u = _parts(kk, now, now_min, last, cnt, ldt, expat, H, recmode, decay, ttlT)
-                        _pool_insert(pk, ps, kk, _blend(alpha, r, c, u, W, ttlP))
+                        sc = _blend(alpha, r, c, u, W, ttlP)
+                        if p_prob >= 0.0 and prob[kk] == 1 and r > p_prob:
+                            sc += PROBATION_FIRST + r
+                        _pool_insert(pk, ps, kk, sc)
                     for j in range(EVPOOL - 1, -1, -1):
                         if pk[j] == -1:
                             continue
@@ -386,6 +406,15 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                         if cursor >= G:
                             cursor = 0
                         st[0] += 1
+                if ng > 0 and prob[victim] == 1:
+                    old = gring[gpos]
+                    if old >= 0:
+                        in_g[old] -= 1
+                    gring[gpos] = victim
+                    in_g[victim] += 1
+                    gpos += 1
+                    if gpos >= ng:
+                        gpos = 0
                 sv = slot_of[victim]
                 lastk = slots[ncached - 1]
                 slots[sv] = lastk
@@ -399,6 +428,7 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
             cnt[k] = 5
             ldt[k] = now_min
             last[k] = now
+            prob[k] = 1 if p_prob >= 0.0 and not (ng > 0 and in_g[k] > 0) else 0
             if ttl_of[k] > 0.0:
                 expat[k] = now + ttl_of[k] * 1000.0
             else:
