@@ -67,6 +67,7 @@ LZF_MIN_SAVING = 4                # ... into at most len - 4 bytes
 QL_PLAIN, QL_PACKED = 1, 2
 LIST_NODE_MAX_BYTES = 8192        # list-max-listpack-size -2: 8 KiB listpacks per node
 LP_EMPTY_SIZE = 7                 # listpack header + terminator
+LIST_ENTRY_OVERHEAD_ESTIMATE = 8  # bytes Redis adds to an element's length to size a node
 # old sorted-set text scores
 SCORE_NAN, SCORE_POS_INF, SCORE_NEG_INF = 253, 254, 255
 
@@ -130,11 +131,14 @@ def _str(s: bytes) -> bytes:
 
 
 def _list_nodes(items) -> list:
-    """Listpacks of at most LIST_NODE_MAX_BYTES (a longer element gets a node alone)."""
+    """Listpacks split where RPUSH would split Redis's quicklist (``list-max-listpack-size
+    -2``): an element joins the tail node while the node's bytes plus its length plus 8
+    stay within 8 KiB (``_quicklistNodeAllowInsert``).
+    """
     nodes, cur, size = [], [], LP_EMPTY_SIZE
     for item in items:
         e = lp_entry(item)
-        if cur and size + len(e) > LIST_NODE_MAX_BYTES:
+        if cur and size + len(item) + LIST_ENTRY_OVERHEAD_ESTIMATE > LIST_NODE_MAX_BYTES:
             nodes.append(lp_build(cur))
             cur, size = [], LP_EMPTY_SIZE
         cur.append(e)
