@@ -166,9 +166,7 @@ def _list_quicklist(r: _Reader, v2: bool) -> list:
             items = (lp_decode if v2 else zl_decode)(r.string())
         except BlobError as e:
             raise RdbError(str(e)) from None
-        if not items and not v2:
-            raise RdbError("empty ziplist node")
-        out.extend(_text(x) for x in items)     # an empty listpack node is skipped
+        out.extend(_text(x) for x in items)     # an empty node is skipped, as Redis does
     return out
 
 

@@ -18,7 +18,7 @@ from ferrumkv_py.commands.dump import redis_idle_s
 from ..conftest import RawConn
 from .conftest import START_MS, err, stats
 from .container_diff import encode_command
-from .test_rdb import legacy_payloads, rlen, rstr, sign
+from .test_rdb import legacy_payloads, rlen, rstr, sign, ziplist, zipmap
 
 LLONG_MAX = (1 << 63) - 1
 
@@ -342,7 +342,19 @@ def _bad_restores(good: bytes) -> list:
         ["OBJECT", "IDLETIME", "dumptest:n"],
         ["RESTORE", "dumptest:p", 1, good, "ABSTTL"],
         ["EXISTS", "dumptest:p"],
-    ]
+    ] + [["RESTORE", "dumptest:e", 0, sign(body), "REPLACE"] for body in (
+        # what Redis 7.0 (sanitize-dump-payload no) accepts or refuses, as we do
+        bytes([rdb.T_LIST_QUICKLIST]) + rlen(2) + rstr(ziplist([])) + rstr(ziplist([b"a"])),
+        bytes([rdb.T_LIST_QUICKLIST]) + rlen(1) + rstr(ziplist([])),
+        bytes([rdb.T_HASH_ZIPMAP]) + rstr(zipmap([])),
+        bytes([rdb.T_LIST_ZIPLIST]) + rstr(ziplist([])),
+        bytes([rdb.T_HASH_ZIPLIST]) + rstr(ziplist([b"a"])),
+        bytes([rdb.T_SET]) + rlen(2) + rstr(b"a") + rstr(b"a"),
+        bytes([rdb.T_ZSET]) + rlen(1) + rstr(b"m") + bytes([rdb.SCORE_NAN]),
+        bytes([rdb.T_LIST_QUICKLIST_2]) + rlen(1) + rlen(rdb.QL_PLAIN) + rstr(b"big"),
+        bytes([rdb.T_STRING]) + rstr(b"abc") + b"trailing",
+        bytes([15]) + rlen(1),
+    )] + [["LRANGE", "dumptest:e", 0, -1]]
 
 
 @pytest.mark.needs_redis
