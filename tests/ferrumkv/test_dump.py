@@ -354,7 +354,9 @@ def _bad_restores(good: bytes) -> list:
         bytes([rdb.T_LIST_QUICKLIST_2]) + rlen(1) + rlen(rdb.QL_PLAIN) + rstr(b"big"),
         bytes([rdb.T_STRING]) + rstr(b"abc") + b"trailing",
         bytes([15]) + rlen(1),
-    )] + [["LRANGE", "dumptest:e", 0, -1]]
+        bytes([rdb.T_STRING, 0xC3]) + rlen(2) + rlen(0) + b"\x00a",   # LZF to 0 bytes: ""
+        bytes([rdb.T_STRING, 0xC3]) + rlen(0) + rlen(5),
+    )] + [["LRANGE", "dumptest:e", 0, -1], ["GET", "dumptest:e"]]
 
 
 @pytest.mark.needs_redis

@@ -308,6 +308,11 @@ def test_quicklist2_plain_node_and_empty_listpack_node():
     assert list(load(sign(body))) == [b"big", b"z"]
 
 
+def test_lzf_string_of_length_zero_is_empty():
+    # Redis's lzf_decompress returns 0 into a 0-byte buffer, which "matches" the length
+    assert load(sign(bytes([rdb.T_STRING, 0xC3]) + rlen(2) + rlen(0) + b"\x05a")) == b""
+
+
 def test_quicklist_skips_empty_ziplist_nodes():
     body = bytes([rdb.T_LIST_QUICKLIST]) + rlen(2) + rstr(ziplist([])) + rstr(ziplist([b"a"]))
     assert list(load(sign(body))) == [b"a"]
