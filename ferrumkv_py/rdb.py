@@ -26,8 +26,8 @@ most 11 characters that fits in 32 bits is written as int8/16/32, and a string o
 20 bytes is LZF-compressed when that saves at least 4 bytes (``rdbSaveRawString``).
 
 Types written (Redis 7.0's choice for the value's size, from the encoding OBJECT ENCODING
-reports): string 0; list 18 (quicklist of listpacks of at most 8 KiB each, one blob per
-node); set 11 (intset) or 2 (members); sorted set 17 (listpack of member, score) or 5
+reports): string 0; list 18 (quicklist of listpacks, split where RPUSH splits Redis's
+8 KiB nodes, one blob per node); set 11 (intset) or 2 (members); sorted set 17 (listpack of member, score) or 5
 (members with binary double scores, highest first); hash 16 (listpack of field, value) or 4.
 Types read, in addition: list 1, 10 (ziplist) and 14 (quicklist of ziplists), sorted set 3
 (text scores) and 12 (ziplist), hash 9 (zipmap) and 13 (ziplist).  Modules and streams are
@@ -38,7 +38,8 @@ Safety: every claimed length is checked against the bytes left before anything i
 allocated (an LZF plain length against ``lzf.MAX_RATIO`` times its compressed length), and
 every loop consumes input, so a hostile payload costs time and memory linear in its size.
 Empty containers, duplicate members or fields and NaN scores are refused, as Redis 7.0
-does with ``sanitize-dump-payload yes``.
+does with ``sanitize-dump-payload yes`` (its default ``no`` lets some of them through).
+Byte for byte, DUMP equals redis-server's except for hash-table element order.
 
 Complexity: dump and load are O(size of the value).
 """
