@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import struct
 
-from . import lzf, memory
+from . import lzf, memory, rdb_kernels
 from .rdb_blobs import as_ll, intset_build, lp_build, lp_entry
 from .zset import ZSet, score_text
 
@@ -66,9 +66,10 @@ LZF_MIN_LEN = 21                  # rdbSaveRawString compresses strings longer t
 LZF_MIN_SAVING = 4                # ... into at most len - 4 bytes
 # quicklist
 QL_PLAIN, QL_PACKED = 1, 2
-LIST_NODE_MAX_BYTES = 8192        # list-max-listpack-size -2: 8 KiB listpacks per node
+LIST_NODE_MAX_BYTES = rdb_kernels.NODE_MAX_BYTES    # list-max-listpack-size -2: 8 KiB
 LP_EMPTY_SIZE = 7                 # listpack header + terminator
-LIST_ENTRY_OVERHEAD_ESTIMATE = 8  # bytes Redis adds to an element's length to size a node
+LIST_ENTRY_OVERHEAD_ESTIMATE = rdb_kernels.ENTRY_OVERHEAD_ESTIMATE   # bytes Redis adds to
+                                                                     # an element to size a node
 # old sorted-set text scores
 SCORE_NAN, SCORE_POS_INF, SCORE_NEG_INF = 253, 254, 255
 
@@ -134,8 +135,14 @@ def _str(s: bytes) -> bytes:
 def _list_nodes(items) -> list:
     """Listpacks split where RPUSH would split Redis's quicklist (``list-max-listpack-size
     -2``): an element joins the tail node while the node's bytes plus its length plus 8
-    stay within 8 KiB (``_quicklistNodeAllowInsert``).
+    stay within 8 KiB (``_quicklistNodeAllowInsert``).  Compiled (``rdb_kernels``) when
+    it can be; :func:`_list_nodes_py` is the same in Python.  Complexity: O(total bytes).
     """
+    nodes = rdb_kernels.build_nodes(items)
+    return nodes if nodes is not None else _list_nodes_py(items)
+
+
+def _list_nodes_py(items) -> list:
     nodes, cur, size = [], [], LP_EMPTY_SIZE
     for item in items:
         e = lp_entry(item)

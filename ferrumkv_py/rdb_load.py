@@ -12,7 +12,7 @@ import math
 import re
 import struct
 
-from . import lzf, memory
+from . import lzf, memory, rdb_kernels
 from .rdb import (ENC_INT8, ENC_INT16, ENC_INT32, ENC_LZF, LEN_32BIT, LEN_64BIT, QL_PACKED,
                   QL_PLAIN, SCORE_NAN, SCORE_NEG_INF, SCORE_POS_INF, T_HASH,
                   T_HASH_LISTPACK, T_HASH_ZIPLIST, T_HASH_ZIPMAP, T_LIST, T_LIST_QUICKLIST,
@@ -165,12 +165,15 @@ def _list_quicklist(r: _Reader, v2: bool) -> list:
                 continue
             if container != QL_PACKED:
                 raise RdbError("quicklist container")
+        blob = r.string()
         try:
-            items = (lp_decode if v2 else zl_decode)(r.string())
-        except BlobError as e:
+            items = rdb_kernels.scan(blob) if v2 else None
+            if items is None:
+                items = [x if x.__class__ is bytes else b"%d" % x
+                         for x in (lp_decode if v2 else zl_decode)(blob)]
+        except (BlobError, ValueError) as e:
             raise RdbError(str(e)) from None
-        # an empty node is skipped, as Redis does; _text() inline (one call less an element)
-        out.extend([x if x.__class__ is bytes else b"%d" % x for x in items])
+        out.extend(items)     # an empty node is skipped, as Redis does
     return out
 
 
