@@ -254,6 +254,8 @@ def _scan(blob, starts, lens):
             if blob[q + j] != (((n >> (7 * (bl - 1 - j))) & 0x7F) | 0x80):
                 return -1
         p = q + bl
+        if k >= len(starts):      # more entries than the header's count
+            return -1
         starts[k] = v
         lens[k] = ln
         k += 1
@@ -318,6 +320,10 @@ def scan(blob: bytes) -> list | None:
     if _SCAN is None:
         return None
     cap = max((len(blob) - LP_HEADER_SIZE - 1) // 2, 0)   # an entry takes >= 2 bytes
+    if len(blob) >= LP_HEADER_SIZE:
+        count = blob[4] | (blob[5] << 8)
+        if count != LP_COUNT_UNKNOWN:
+            cap = min(cap, count)      # arrays no larger than the entries it claims
     starts = np.empty(cap, dtype=np.int64)
     lens = np.empty(cap, dtype=np.int64)
     n = _SCAN(np.frombuffer(blob, dtype=np.uint8), starts, lens)

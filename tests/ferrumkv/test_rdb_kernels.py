@@ -73,3 +73,13 @@ def test_scan_accepts_and_refuses_like_python(items, pos, byte, op):
             rdb_kernels.scan(blob)
     else:
         assert rdb_kernels.scan(blob) == expected
+
+
+def test_scan_arrays_follow_the_header_count():
+    blob = lp_build([lp_entry(b"a"), lp_entry(b"b"), lp_entry(b"c")])
+    assert rdb_kernels.scan(blob) == [b"a", b"b", b"c"]
+    short = blob[:4] + b"\x02\x00" + blob[6:]          # claims 2, holds 3
+    with pytest.raises(ValueError):
+        rdb_kernels.scan(short)
+    with pytest.raises(BlobError):
+        lp_decode(short)
