@@ -5,8 +5,6 @@ the other way round; the older encodings and the error replies are compared byte
 
 from __future__ import annotations
 
-import struct
-
 import pytest
 import redis
 from hypothesis import HealthCheck, given, settings
@@ -400,12 +398,6 @@ def test_large_values_cross_both_ways(server, r2, red):
     assert red.restore(key + ":2", 0, r2.dump(key)) == b"OK"
     assert red.lrange(key + ":2", 0, -1) == red.lrange(key, 0, -1)
     check(server)
-
-
-def test_struct_sanity():
-    # the skiplist payload's scores are little-endian doubles (what redis-server reads)
-    assert struct.pack("<d", 1.0) == b"\x00\x00\x00\x00\x00\x00\xf0\x3f"
-    assert rstr(b"ab") == b"\x02ab"
 
 
 # ---- generated values, both ways ----
