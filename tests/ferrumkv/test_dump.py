@@ -141,6 +141,20 @@ def test_restore_errors(r):
     assert r.exists("n") == 0 and r.get("s") == b"hello"
 
 
+def test_hostile_payloads_are_bad_data_format(server, r):
+    huge = [
+        bytes([rdb.T_STRING, 0xC3]) + rlen(3) + b"\x81" + (1 << 40).to_bytes(8, "big")
+        + b"\x00a\xe0",                                              # LZF claims 1 TB
+        bytes([rdb.T_STRING]) + b"\x81" + (1 << 63).to_bytes(8, "big"),   # 8 EB string
+        bytes([rdb.T_LIST]) + b"\x81" + (1 << 62).to_bytes(8, "big") + rstr(b"a"),
+        bytes([rdb.T_SET_INTSET]) + rstr(b"\x08\x00\x00\x00\xff\xff\xff\xff"),
+    ]
+    for body in huge:
+        assert err(r, "RESTORE", "k", 0, sign(body)) == "Bad data format"
+    assert r.ping() and r.exists("k") == 0
+    check(server)
+
+
 def test_failed_replace_keeps_the_old_key(server, r):
     r.set("s", "old")
     assert err(r, "RESTORE", "s", 0, sign(bytes([rdb.T_LIST]) + rlen(0)), "REPLACE") == \
