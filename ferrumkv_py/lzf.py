@@ -19,10 +19,12 @@ reference of length 6 at offset 1 gives ``abababab``).  A reference of 3 input b
 at most 264 output bytes, so a payload claiming more than :data:`MAX_RATIO` times its
 compressed size is refused before anything is allocated.
 
-The compressor is greedy: it hashes the next 3 bytes, looks up the last position with the
-same hash and, when those 3 bytes match within the window, extends the match up to 264
-bytes.  Its output need not equal Redis's byte for byte (Redis's table is left
-uninitialised), only decode to the same bytes, which is all RESTORE needs.
+The compressor is liblzf's, step for step (so DUMP payloads equal redis-server's byte for
+byte): it hashes the next 3 bytes, looks up the last position with the same hash (64 K
+slots) and, when those 3 bytes match within the window, extends the match up to 264 bytes,
+then remembers the last two positions of the match and goes on after it.  Redis leaves its
+table uninitialised (a stale slot is only a candidate that fails the byte comparison, or a
+valid match elsewhere); ours starts empty on every call.
 
 CRC-64
 ------
@@ -51,7 +53,11 @@ MAX_OFFSET = 8192         # bytes back a reference can reach (13 bits + 1)
 MAX_REF = 264             # bytes one reference can copy (7 + 255 + 2)
 MIN_MATCH = 3             # shortest match worth a reference
 MAX_RATIO = 88            # output bytes per input byte at most (264 from 3)
-HASH_LOG_MAX = 16         # hash table of at most 2**16 slots (liblzf's HLOG)
+HASH_LOG = 16             # liblzf's HLOG: a hash table of 2**16 positions
+HASH_SIZE = 1 << HASH_LOG
+_HASH_SHIFT = 24 - HASH_LOG
+_HASH_MASK = HASH_SIZE - 1
+_UNROLLED = 16            # liblzf compares the first 16 bytes of a match unrolled
 CRC64_POLY = 0xAD93D23594C935A9   # Jones polynomial, normal form
 CRC64_CHECK = 0xE9C6D914C4B8D9CA  # crc64(b"123456789")
 _BYTE = 0xFF
@@ -99,58 +105,69 @@ def _decompress(src, out):
     return op
 
 
-def _compress(src, out, htab, hash_log):
+def _compress(src, out, htab):
     """Encode ``src`` into ``out``; compressed size, or 0 when it does not fit in ``out``.
 
-    ``htab`` holds ``2**hash_log`` slots set to -1 (last position seen per 3-byte hash).
+    liblzf 3.6's ``lzf_compress`` as Redis builds it (HLOG 16, VERY_FAST, STRICT_ALIGN),
+    step for step, including its output bound tests, so the result and whether there is
+    one match Redis's.  ``htab`` has ``HASH_SIZE`` slots set to -1 (never a match, as
+    position 0 never is).
     """
     n = len(src)
     cap = len(out)
-    if n == 0 or cap < 2:
+    if n == 0 or cap == 0:
         return 0
-    mask = (1 << hash_log) - 1
-    shift = 24 - hash_log
     ip = 0
     op = 1          # out[0] is the control byte of the first literal run
     lit = 0
-    while ip + 2 < n:
+    while ip < n - 2:
         v = (src[ip] << 16) | (src[ip + 1] << 8) | src[ip + 2]
-        h = ((v >> shift) - v * 5) & mask
+        h = ((v >> _HASH_SHIFT) - v * 5) & _HASH_MASK
         ref = htab[h]
         htab[h] = ip
-        if (ref >= 0 and ip - ref <= MAX_OFFSET and src[ref] == src[ip]
-                and src[ref + 1] == src[ip + 1] and src[ref + 2] == src[ip + 2]):
-            off = ip - ref - 1
-            maxlen = n - ip
+        off = ip - ref - 1
+        if (ref > 0 and off < MAX_OFFSET and src[ref + 2] == src[ip + 2]
+                and src[ref] == src[ip] and src[ref + 1] == src[ip + 1]):
+            length = 2
+            maxlen = n - ip - length
             if maxlen > MAX_REF:
                 maxlen = MAX_REF
-            length = MIN_MATCH
-            while length < maxlen and src[ref + length] == src[ip + length]:
-                length += 1
-            if lit:
-                out[op - lit - 1] = lit - 1     # close the literal run
-            else:
-                op -= 1                         # no literals: give back the control byte
-            code = length - 2
-            if op + (2 if code < _LONG_LEN else 3) > cap:
+            if op + 4 >= cap and op - (1 if lit == 0 else 0) + 4 >= cap:
                 return 0
-            if code < _LONG_LEN:
-                out[op] = (off >> 8) + (code << _LEN_SHIFT)
+            out[op - lit - 1] = (lit - 1) & _BYTE     # stop the literal run
+            if lit == 0:
+                op -= 1                               # ... or undo an empty one
+            mismatch = False
+            if maxlen > _UNROLLED:                    # liblzf's unrolled first 16 checks
+                for _ in range(_UNROLLED):
+                    length += 1
+                    if src[ref + length] != src[ip + length]:
+                        mismatch = True
+                        break
+            if not mismatch:
+                length += 1
+                while length < maxlen and src[ref + length] == src[ip + length]:
+                    length += 1
+            length -= 2                               # now the length code
+            ip += 1
+            if length < _LONG_LEN:
+                out[op] = (off >> 8) + (length << _LEN_SHIFT)
                 op += 1
             else:
                 out[op] = (off >> 8) + (_LONG_LEN << _LEN_SHIFT)
-                out[op + 1] = code - _LONG_LEN
+                out[op + 1] = length - _LONG_LEN
                 op += 2
             out[op] = off & _BYTE
-            op += 2         # and reserve the next run's control byte
+            op += 2          # and start the next run
             lit = 0
-            end = ip + length
-            ip += 1
-            while ip < end and ip + 2 < n:      # remember the positions inside the match
+            ip += length + 1
+            if ip >= n - 2:
+                break
+            ip -= 2          # remember the last two positions of the match
+            for _ in range(2):
                 v = (src[ip] << 16) | (src[ip + 1] << 8) | src[ip + 2]
-                htab[((v >> shift) - v * 5) & mask] = ip
+                htab[((v >> _HASH_SHIFT) - v * 5) & _HASH_MASK] = ip
                 ip += 1
-            ip = end
         else:
             if op >= cap:
                 return 0
@@ -162,9 +179,9 @@ def _compress(src, out, htab, hash_log):
                 out[op - lit - 1] = lit - 1
                 lit = 0
                 op += 1
+    if op + 3 > cap:
+        return 0
     while ip < n:
-        if op >= cap:
-            return 0
         out[op] = src[ip]
         op += 1
         ip += 1
@@ -173,9 +190,8 @@ def _compress(src, out, htab, hash_log):
             out[op - lit - 1] = lit - 1
             lit = 0
             op += 1
-    if lit:
-        out[op - lit - 1] = lit - 1
-    else:
+    out[op - lit - 1] = (lit - 1) & _BYTE
+    if lit == 0:
         op -= 1
     return op
 
@@ -212,7 +228,7 @@ def _compile():
         crc = njit(cache=True, nogil=True)(_crc64)
         probe = np.frombuffer(b"abcabcabcabcabcabcabcabc", dtype=np.uint8)
         out = np.empty(64, dtype=np.uint8)
-        size = com(probe, out, np.full(1 << 8, -1, dtype=np.int64), 8)
+        size = com(probe, out, np.full(HASH_SIZE, -1, dtype=np.int64))
         back = np.empty(len(probe), dtype=np.uint8)
         if dec(out[:size], back) != len(probe) or bytes(back) != bytes(probe):
             raise RuntimeError("compiled LZF does not round-trip")
@@ -227,6 +243,7 @@ def _compile():
 
 
 _DEC, _COM, _CRC = _compile()
+_HTAB = np.full(HASH_SIZE, -1, dtype=np.int64)   # compress()'s table, reset per call
 COMPILED = _COM is not None
 
 
@@ -252,13 +269,13 @@ def decompress(data: bytes, out_len: int) -> bytes | None:
 
 def compress(data: bytes, max_out: int) -> bytes | None:
     """LZF of ``data`` when it fits in ``max_out`` bytes, else None (also None when no
-    compiled kernel is available).  Complexity: O(len(data))."""
+    compiled kernel is available).  Complexity: O(len(data)) plus resetting the 64 K-slot
+    hash table (~10 us)."""
     if _COM is None or max_out <= 0 or not data:
         return None
-    hash_log = min(HASH_LOG_MAX, max(8, len(data).bit_length()))
+    _HTAB.fill(-1)
     out = np.empty(max_out, dtype=np.uint8)
-    n = _COM(np.frombuffer(data, dtype=np.uint8), out,
-             np.full(1 << hash_log, -1, dtype=np.int64), hash_log)
+    n = _COM(np.frombuffer(data, dtype=np.uint8), out, _HTAB)
     return out[:n].tobytes() if n else None
 
 
@@ -273,9 +290,8 @@ def compress_py(data: bytes, max_out: int) -> bytes | None:
     """The compressor as plain Python (tests compare it with the compiled one)."""
     if max_out <= 0 or not data:
         return None
-    hash_log = min(HASH_LOG_MAX, max(8, len(data).bit_length()))
     out = bytearray(max_out)
-    n = _compress(data, out, [-1] * (1 << hash_log), hash_log)
+    n = _compress(data, out, [-1] * HASH_SIZE)
     return bytes(out[:n]) if n else None
 
 

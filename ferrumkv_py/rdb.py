@@ -26,8 +26,8 @@ most 11 characters that fits in 32 bits is written as int8/16/32, and a string o
 20 bytes is LZF-compressed when that saves at least 4 bytes (``rdbSaveRawString``).
 
 Types written (Redis 7.0's choice for the value's size, from the encoding OBJECT ENCODING
-reports): string 0; list 18 (quicklist of listpacks of at most 8 KiB each, one blob per
-node); set 11 (intset) or 2 (members); sorted set 17 (listpack of member, score) or 5
+reports): string 0; list 18 (quicklist of listpacks, split where RPUSH splits Redis's
+8 KiB nodes, one blob per node); set 11 (intset) or 2 (members); sorted set 17 (listpack of member, score) or 5
 (members with binary double scores, highest first); hash 16 (listpack of field, value) or 4.
 Types read, in addition: list 1, 10 (ziplist) and 14 (quicklist of ziplists), sorted set 3
 (text scores) and 12 (ziplist), hash 9 (zipmap) and 13 (ziplist).  Modules and streams are
@@ -38,7 +38,8 @@ Safety: every claimed length is checked against the bytes left before anything i
 allocated (an LZF plain length against ``lzf.MAX_RATIO`` times its compressed length), and
 every loop consumes input, so a hostile payload costs time and memory linear in its size.
 Empty containers, duplicate members or fields and NaN scores are refused, as Redis 7.0
-does with ``sanitize-dump-payload yes``.
+does with ``sanitize-dump-payload yes`` (its default ``no`` lets some of them through).
+Byte for byte, DUMP equals redis-server's except for hash-table element order.
 
 Complexity: dump and load are O(size of the value).
 """
@@ -47,7 +48,7 @@ from __future__ import annotations
 
 import struct
 
-from . import lzf, memory
+from . import lzf, memory, rdb_kernels
 from .rdb_blobs import as_ll, intset_build, lp_build, lp_entry
 from .zset import ZSet, score_text
 
@@ -65,8 +66,10 @@ LZF_MIN_LEN = 21                  # rdbSaveRawString compresses strings longer t
 LZF_MIN_SAVING = 4                # ... into at most len - 4 bytes
 # quicklist
 QL_PLAIN, QL_PACKED = 1, 2
-LIST_NODE_MAX_BYTES = 8192        # list-max-listpack-size -2: 8 KiB listpacks per node
+LIST_NODE_MAX_BYTES = rdb_kernels.NODE_MAX_BYTES    # list-max-listpack-size -2: 8 KiB
 LP_EMPTY_SIZE = 7                 # listpack header + terminator
+LIST_ENTRY_OVERHEAD_ESTIMATE = rdb_kernels.ENTRY_OVERHEAD_ESTIMATE   # bytes Redis adds to
+                                                                     # an element to size a node
 # old sorted-set text scores
 SCORE_NAN, SCORE_POS_INF, SCORE_NEG_INF = 253, 254, 255
 
@@ -130,11 +133,20 @@ def _str(s: bytes) -> bytes:
 
 
 def _list_nodes(items) -> list:
-    """Listpacks of at most LIST_NODE_MAX_BYTES (a longer element gets a node alone)."""
+    """Listpacks split where RPUSH would split Redis's quicklist (``list-max-listpack-size
+    -2``): an element joins the tail node while the node's bytes plus its length plus 8
+    stay within 8 KiB (``_quicklistNodeAllowInsert``).  Compiled (``rdb_kernels``) when
+    it can be; :func:`_list_nodes_py` is the same in Python.  Complexity: O(total bytes).
+    """
+    nodes = rdb_kernels.build_nodes(items)
+    return nodes if nodes is not None else _list_nodes_py(items)
+
+
+def _list_nodes_py(items) -> list:
     nodes, cur, size = [], [], LP_EMPTY_SIZE
     for item in items:
         e = lp_entry(item)
-        if cur and size + len(e) > LIST_NODE_MAX_BYTES:
+        if cur and size + len(item) + LIST_ENTRY_OVERHEAD_ESTIMATE > LIST_NODE_MAX_BYTES:
             nodes.append(lp_build(cur))
             cur, size = [], LP_EMPTY_SIZE
         cur.append(e)

@@ -12,7 +12,7 @@ import math
 import re
 import struct
 
-from . import lzf, memory
+from . import lzf, memory, rdb_kernels
 from .rdb import (ENC_INT8, ENC_INT16, ENC_INT32, ENC_LZF, LEN_32BIT, LEN_64BIT, QL_PACKED,
                   QL_PLAIN, SCORE_NAN, SCORE_NEG_INF, SCORE_POS_INF, T_HASH,
                   T_HASH_LISTPACK, T_HASH_ZIPLIST, T_HASH_ZIPMAP, T_LIST, T_LIST_QUICKLIST,
@@ -90,7 +90,10 @@ class _Reader:
         if n == ENC_LZF:
             clen = self.count()
             plain = self.count()
-            out = lzf.decompress(self.take(clen), plain)
+            packed = self.take(clen)
+            if plain == 0:        # Redis: lzf_decompress returns 0, which equals the length
+                return b""
+            out = lzf.decompress(packed, plain)
             if out is None:
                 raise RdbError("invalid LZF string")
             return out
@@ -162,13 +165,15 @@ def _list_quicklist(r: _Reader, v2: bool) -> list:
                 continue
             if container != QL_PACKED:
                 raise RdbError("quicklist container")
+        blob = r.string()
         try:
-            items = (lp_decode if v2 else zl_decode)(r.string())
-        except BlobError as e:
+            items = rdb_kernels.scan(blob) if v2 else None
+            if items is None:
+                items = [x if x.__class__ is bytes else b"%d" % x
+                         for x in (lp_decode if v2 else zl_decode)(blob)]
+        except (BlobError, ValueError) as e:
             raise RdbError(str(e)) from None
-        if not items and not v2:
-            raise RdbError("empty ziplist node")
-        out.extend(_text(x) for x in items)     # an empty listpack node is skipped
+        out.extend(items)     # an empty node is skipped, as Redis does
     return out
 
 

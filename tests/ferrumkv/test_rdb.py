@@ -308,6 +308,16 @@ def test_quicklist2_plain_node_and_empty_listpack_node():
     assert list(load(sign(body))) == [b"big", b"z"]
 
 
+def test_lzf_string_of_length_zero_is_empty():
+    # Redis's lzf_decompress returns 0 into a 0-byte buffer, which "matches" the length
+    assert load(sign(bytes([rdb.T_STRING, 0xC3]) + rlen(2) + rlen(0) + b"\x05a")) == b""
+
+
+def test_quicklist_skips_empty_ziplist_nodes():
+    body = bytes([rdb.T_LIST_QUICKLIST]) + rlen(2) + rstr(ziplist([])) + rstr(ziplist([b"a"]))
+    assert list(load(sign(body))) == [b"a"]
+
+
 def test_zset_listpack_text_scores_follow_strtod():
     items = [b"a", b"1.5", b"b", b" 2e1xyz", b"c", b"0x10", b"d", b"junk"]
     z = load(sign(bytes([rdb.T_ZSET_LISTPACK]) + rstr(lp_build([lp_entry(i) for i in items]))))
@@ -355,7 +365,7 @@ BAD_BODIES = {
     "lzf wrong length": bytes([rdb.T_STRING, 0xC3]) + rlen(2) + rlen(5) + b"\x00a",
     "huge list count": bytes([rdb.T_LIST]) + b"\x81" + struct.pack(">Q", 1 << 62) + rstr(b"a"),
     "corrupt ziplist": bytes([rdb.T_LIST_ZIPLIST]) + rstr(ziplist([b"a"])[:-1] + b"\x00"),
-    "empty ziplist node": bytes([rdb.T_LIST_QUICKLIST]) + rlen(1) + rstr(ziplist([])),
+    "only empty ziplist nodes": bytes([rdb.T_LIST_QUICKLIST]) + rlen(1) + rstr(ziplist([])),
     "corrupt zipmap": bytes([rdb.T_HASH_ZIPMAP]) + rstr(b"\x01\x05ab\xff"),
 }
 
