@@ -50,7 +50,6 @@ STAR = -1                     # token: '*'
 ATOMIC_GROUPS = sys.version_info >= (3, 11)   # re supports (?>...) from Python 3.11
 _CACHE_MAX_PATTERN_BYTES = 256  # compiled patterns up to this size are memoised
 _CACHE_MAX_ENTRIES = 256
-_ALL_BYTES = bytes(range(256))
 _UPPER_LO, _UPPER_HI = 0x41, 0x5A   # 'A', 'Z'
 _CASE_DELTA = 0x20                  # 'a' - 'A'
 _LOWER_LO, _LOWER_HI = 0x61, 0x7A   # 'a', 'z'
@@ -144,7 +143,7 @@ def tokenize(pattern: bytes, nocase: bool = False) -> list:
     """
     out: list = []
     p, n, i = pattern, len(pattern), 0
-    question = bytes(b"\x01" * 256)
+    question = b"\x01" * 256          # "?": any byte
     while i < n:
         c = p[i]
         if c == 0x2A:                               # '*'
