@@ -8,6 +8,11 @@ tree exported from an older commit (``git archive HEAD ferrumkv_py | tar -x -C D
 the before/after numbers come from the same machine minute.  Usage::
 
     .venv/bin/python bench/glob_keys.py --keys 1000000 --ref-root /tmp/old
+    .venv/bin/python bench/glob_keys.py --in-process --ref-root /tmp/old   # ns per key
+
+``--in-process`` times only the matcher (``glob_matcher(pattern)`` applied to 200K keys,
+best of 7), this tree's against the ``--ref-root`` tree's: CPU per key, steadier than
+the network numbers on a shared machine.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import redis
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOAD_BATCH_KEYS = 5000
+IN_PROCESS_KEYS = 200_000
+IN_PROCESS_RUNS = 7
 PATTERNS = (b"user:123456:name", b"user:12345*", b"*:name", b"*9999*", b"user:?????7:name",
             b"item:[0-4]*[05]", b"user:\\1*", b"*1*2*3*4*5*", b"*")
 
@@ -73,12 +80,45 @@ def time_keys(port: int, pattern: bytes, runs: int) -> tuple[float, int]:
     return statistics.median(times), n
 
 
+def in_process(ref_root: str | None) -> None:
+    import importlib
+    sys.path.insert(0, ROOT)
+    new = importlib.import_module("ferrumkv_py.commands.util").glob_matcher
+    old = None
+    if ref_root:   # the old tree's matcher, imported under its own package name
+        for name in [m for m in sys.modules if m.startswith("ferrumkv_py")]:
+            sys.modules[name + "__new"] = sys.modules.pop(name)
+        sys.path.insert(0, os.path.abspath(ref_root))
+        old = importlib.import_module("ferrumkv_py.commands.util").glob_matcher
+    keys = [b"user:%d:name" % i if i % 2 else b"item:%d" % i for i in range(IN_PROCESS_KEYS)]
+
+    def per_key_ns(match) -> float:
+        best = float("inf")
+        for _ in range(IN_PROCESS_RUNS):
+            t0 = time.perf_counter()
+            [k for k in keys if match(k)]
+            best = min(best, time.perf_counter() - t0)
+        return best / len(keys) * 1e9
+    print("%-22s %12s %12s %8s" % ("pattern", "ours ns/key", "before", "ratio"))
+    for pattern in PATTERNS[:-1]:
+        ours = per_key_ns(new(pattern))
+        line = "%-22s %12.0f" % (pattern.decode(), ours)
+        if old is not None:
+            before = per_key_ns(old(pattern))
+            line += " %12.0f %8.2f" % (before, ours / before)
+        print(line, flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keys", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ref-root", help="an older ferrumkv_py source tree to compare")
+    ap.add_argument("--in-process", action="store_true", help="time the matchers only")
     args = ap.parse_args()
+    if args.in_process:
+        in_process(args.ref_root)
+        return 0
     servers = []   # (label, port, proc)
     try:
         port = free_port()
