@@ -131,7 +131,7 @@ PATTERN_BYTES = b"ab*?[]^-\\Az\x00\x80\xff"
 SUBJECT_BYTES = b"abAZz-]^\\*?[\x00\x7f\x80\xff"
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(st.binary(max_size=9).map(lambda b: bytes(PATTERN_BYTES[x % len(PATTERN_BYTES)]
                                                   for x in b)),
        st.binary(max_size=9).map(lambda b: bytes(SUBJECT_BYTES[x % len(SUBJECT_BYTES)]
@@ -145,17 +145,20 @@ def test_matches_redis_stringmatchlen(pattern, subject, nocase):
         assert bool(m(subject)) == expected
 
 
-@pytest.mark.parametrize("atomic", [True, False] if globmatch.ATOMIC_GROUPS else [False])
-def test_both_matchers_agree_with_the_reference(monkeypatch, atomic):
-    """The one-regex matcher (Python >= 3.11) and the segment walk (3.10) on the same
-    seeded cases."""
-    monkeypatch.setattr(globmatch, "ATOMIC_GROUPS", atomic)
+@pytest.mark.parametrize("kind", ["regex", "walk", "direct"])
+def test_every_matcher_agrees_with_the_reference(monkeypatch, kind):
+    """The one-regex matcher (Python >= 3.11), the segment walk (3.10) and the uncompiled
+    walk (patterns over 1 KB) on the same seeded cases."""
+    if kind == "regex" and not globmatch.ATOMIC_GROUPS:
+        pytest.skip("Python < 3.11")
+    monkeypatch.setattr(globmatch, "ATOMIC_GROUPS", kind == "regex")
+    make = globmatch._direct if kind == "direct" else globmatch._compile
     rng = random.Random(7)
     for _ in range(4000):
         pattern = bytes(rng.choice(PATTERN_BYTES) for _ in range(rng.randrange(0, 10)))
         subject = bytes(rng.choice(SUBJECT_BYTES) for _ in range(rng.randrange(0, 10)))
         nocase = rng.random() < 0.3
-        m = globmatch._compile(pattern, nocase)
+        m = make(pattern, nocase)
         assert bool(m(subject)) == redis_stringmatchlen(pattern, subject, nocase), (
             pattern, subject, nocase)
 
@@ -228,6 +231,12 @@ def test_pathological_patterns_finish(pattern):
     assert _within(60, glob_match, pattern, subject + b"b") is True
 
 
+def test_pathological_long_pattern_uncompiled():
+    pattern = b"a*" * 600 + b"b"            # over 1 KB: the uncompiled walk
+    assert _within(60, glob_match, pattern, b"a" * 1000) is False
+    assert _within(60, glob_match, pattern, b"a" * 1000 + b"b") is True
+
+
 def test_pathological_keys_through_the_server(r2):
     r2.set(b"a" * 2000, b"v")
     r2.set(b"a" * 1999 + b"b", b"v")
@@ -240,9 +249,17 @@ def test_pathological_keys_through_the_server(r2):
     assert _within(60, r2.sscan, "s", 0, pattern)[1] == [b"a" * 1500 + b"b"]
 
 
-def test_huge_pattern_compiles_in_linear_time():
-    pattern = b"[a-c]?x\\y*" * 20000      # 200 KB of classes, escapes and stars
-    assert _within(60, glob_match, pattern, b"abc") is False
+def test_huge_patterns_are_not_compiled(monkeypatch):
+    """A 1 MB pattern would take ~10 s in re.compile; above 1 KB nothing is compiled."""
+    def no_compile(*args, **kwargs):
+        raise AssertionError("re.compile called for a long pattern")
+    monkeypatch.setattr(globmatch.re, "compile", no_compile)
+    pattern = b"[a-c]?x\\y*" * 100000       # 1 MB of classes, escapes and stars
+    m = _within(60, glob_matcher, pattern)
+    assert m(b"abc") is False and m(b"a" * 5000) is False
+    assert m(b"bqxy" * 100000) is True
+    long_literal = b"k" * 5000 + b"*"
+    assert glob_matcher(long_literal)(b"k" * 6000) is True
 
 
 # ---- differential: KEYS against redis-server ----
