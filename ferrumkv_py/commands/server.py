@@ -113,7 +113,8 @@ def config_get(c, argv):
         m = matchers.get(pattern)
         if m is None:   # compiled once per pattern, not once per config name
             m = matchers[pattern] = glob_matcher(
-                pattern.encode("utf-8", "surrogateescape"), nocase=True) or len
+                pattern.encode("utf-8", "surrogateescape"), nocase=True,
+                subjects=len(SPECS)) or len
         return bool(m(name.encode()))
     pats = [a.decode("utf-8", "surrogateescape") for a in argv[2:]]
     found = c.server.config.get(pats, match)
@@ -335,7 +336,7 @@ def command_list(c, argv):
             raise CommandError(errors.SYNTAX)
         kind, arg = argv[3].lower(), argv[4]
         if kind == b"pattern":
-            match = glob_matcher(arg, nocase=True) or len
+            match = glob_matcher(arg, nocase=True, subjects=len(specs)) or len
             specs = [s for s in specs if match(s.name.encode())]
         elif kind == b"aclcat":
             specs = [s for s in specs if s.group.encode() == arg.lower().lstrip(b"@")]

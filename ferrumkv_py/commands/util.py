@@ -231,7 +231,7 @@ def scan_reply(c, argv: list, cls, entries):
         else:
             raise CommandError(errors.SYNTAX)
         i += 2
-    match = glob_matcher(pattern) if pattern is not None else None
+    match = glob_matcher(pattern, subjects=len(e.value)) if pattern is not None else None
     out = []
     for t in entries(e.value):
         if match is None or match(t[0]):

@@ -231,6 +231,25 @@ def test_pathological_patterns_finish(pattern):
     assert _within(60, glob_match, pattern, subject + b"b") is True
 
 
+def test_few_subjects_are_not_compiled(r2, monkeypatch):
+    """CONFIG GET (~50 names), SCAN COUNT 10 and small containers walk the pattern: a
+    compile (25-450 us) would cost more than it saves.  (COMMAND LIST has ~200 names.)"""
+    r2.mset({"k%d" % i: 1 for i in range(300)})
+    r2.sadd("s", *range(20))
+    monkeypatch.setattr(globmatch, "_compiled", {})
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("re.compile called for a handful of subjects")
+    monkeypatch.setattr(globmatch.re, "compile", no_compile)
+    assert r2.config_get("max[m]emory-p*") == {"maxmemory-policy": "noeviction"}
+    cursor, keys = r2.scan(0, match="k1[0-9]", count=10)
+    assert all(k.startswith(b"k1") for k in keys)
+    assert sorted(r2.sscan("s", 0, match="1?")[1]) == [b"%d" % i for i in range(10, 20)]
+    monkeypatch.undo()
+    assert len(r2.keys("k1[0-9]")) == 10          # 300 keys: compiled
+    assert (b"k1[0-9]", False) in globmatch._compiled
+
+
 def test_pathological_long_pattern_uncompiled():
     pattern = b"a*" * 600 + b"b"            # over 1 KB: the uncompiled walk
     assert _within(60, glob_match, pattern, b"a" * 1000) is False
