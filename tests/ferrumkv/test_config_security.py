@@ -23,7 +23,8 @@ from .conftest import err
 
 FAILED = "CONFIG SET failed (possibly related to argument '%s') - %s"
 BAD_VALUES = ["abc", "-1", "0", "1.5", "+1", "01", "1kb", "99999999999999999999999",
-              "4294967296", "", " 1", "1 2", "\xff", "inf", "nan", "1e3", "0x10", "yes"]
+              "4294967296", "", " 1", "1 2", "\xff", "inf", "nan", "1e3", "0x10", "yes",
+              "2147483647", "9223372036854775807", "-9223372036854775808", "1e-300"]
 
 
 # ---- every value validated when set; INFO never fails ----
