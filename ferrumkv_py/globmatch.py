@@ -35,7 +35,9 @@ Common shapes get a matcher made of one C-level string call per subject (``bytes
 ``startswith`` / ``endswith`` in a lambda, ``re.search``): ``exact``, ``prefix*``,
 ``*suffix``, ``prefix*suffix``, ``*infix*`` and ``**`` (``len``: any non-empty subject).
 Every other pattern is one compiled ``re`` (Python >= 3.11, atomic groups) or the segment
-walk in Python (3.10).
+walk in Python (3.10).  Compiling is skipped when it would cost more than it saves: a
+pattern over 1 KB (``re.compile`` takes ~10 s per MB) or fewer than 128 subjects get
+:func:`_direct`, the same greedy walk over the raw pattern with no set-up.
 
 Worked example: ``h*l[lo]*o`` -> tokens ``h * l [lo] * o`` -> segments ``h``, ``l[lo]``,
 ``o``.  Subject ``hello``: ``h`` at 0, ``o`` at 4, ``l[lo]`` searched in ``ell`` -> found
