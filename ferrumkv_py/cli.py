@@ -6,6 +6,7 @@ overrides the file.  This is the only module of the server that prints or exits.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from . import __version__
@@ -22,14 +23,55 @@ Examples:
 """
 
 
+REDIS_VERSION = "7.0.15"   # what the FATAL banner names, as the server's INFO does
+
+
+class StartupError(Exception):
+    """A start-up failure found after the configuration was read (Redis's "sanity checks"):
+    reported as a FATAL CONFIG FILE ERROR without a line."""
+
+
 def build_config(argv: list[str]) -> Config:
-    """Defaults, then the config file (if the first word is not an option), then options."""
+    """Defaults, then the config file (if the first word is not an option), then options.
+
+    Raises ConfigError (a bad line), OSError (the config file cannot be read) or
+    StartupError (a path the server cannot use).
+    """
     config = Config()
     args = list(argv)
+    first_lineno = 2
     if args and not args[0].startswith("--"):
-        config.load_file(args.pop(0))
-    config.load_args(args)
+        first_lineno = config.load_file(args.pop(0)) + 2
+    config.load_args(args, first_lineno)
+    check_paths(config)
     return config
+
+
+def check_paths(config: Config) -> None:
+    """What Redis checks once the whole configuration is read: the log file opens."""
+    from .safefile import open_regular
+    logfile = config["logfile"]
+    if logfile:
+        try:
+            open_regular(logfile, "a").close()
+        except OSError as e:
+            raise StartupError("Can't open the log file: %s" % e.strerror) from None
+    trace = config["litehit-trace-file"]
+    if trace and config["litehit-shadow"]:
+        try:
+            open_regular(os.path.join(config["dir"], trace), "a", nofollow=True).close()
+        except OSError as e:
+            raise StartupError("Can't open the trace file: %s" % e.strerror) from None
+
+
+def _fatal(where: str, line: str, msg: str) -> None:
+    """Redis's report: banner, then (for a line) where and the line, then the reason."""
+    out = "\n*** FATAL CONFIG FILE ERROR (Redis %s) ***\n" % REDIS_VERSION
+    if where:
+        out += "%s\n>>> '%s'\n" % (where, line)
+    out += "%s\n" % msg
+    sys.stderr.buffer.write(out.encode("utf-8", "surrogateescape"))
+    sys.stderr.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,14 +91,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = build_config(argv)
     except ConfigError as e:
-        where = ("Reading the configuration file, at line %d" % e.lineno if e.lineno
-                 else "Reading the command line options")
-        print("\n*** FATAL CONFIG FILE ERROR (ferrumkv_py %s) ***\n%s\n>>> '%s'\n%s"
-              % (__version__, where, e.line, e.msg), file=sys.stderr)
+        _fatal("Reading the configuration file, at line %d" % e.lineno if e.lineno else "",
+               e.line, e.msg)
+        return 1
+    except StartupError as e:
+        _fatal("", "", str(e))
         return 1
     except OSError as e:
-        print("Fatal error, can't open config file '%s': %s" % (e.filename, e.strerror),
-              file=sys.stderr)
+        print("Fatal error, can't open config file '%s': %s"
+              % (os.path.abspath(e.filename or ""), e.strerror), file=sys.stderr)
         return 1
     from .server import run
     return run(config)

@@ -17,6 +17,7 @@ from .config import SPECS, ConfigSpec, format_value
 CONF_SECTIONS = (  # (name prefixes, section title); first match wins
     (("bind", "port", "maxclients", "timeout", "tcp-", "requirepass", "proto-", "databases"),
      "NETWORK AND CLIENTS"),
+    (("protected-mode", "enable-protected-configs"), "SECURITY"),
     (("loglevel", "logfile", "dir", "save", "appendonly"), "LOGGING AND FILES"),
     (("hz", "active-expire"), "BACKGROUND WORK"),
     (("maxmemory", "lfu-"), "MEMORY AND EVICTION"),
@@ -49,7 +50,13 @@ N hits, by factor (from Redis's measurements):
     "requirepass": "When set, clients must AUTH <password> or HELLO 3 AUTH default <password>.",
     "proto-max-bulk-len": "A longer bulk in a request is a protocol error that closes the client.",
     "save": "ferrumkv keeps data in memory only; save and appendonly exist because tools\n"
-            "(redis-benchmark) read them.",
+            "(redis-benchmark) read them.  Snapshot rules and appendonly yes are refused\n"
+            "rather than accepted and ignored.",
+    "bind": "The default listens on the loopback interface only (::1 when IPv6 is there).",
+    "protected-mode": "With protected-mode yes and no requirepass, a client from any address\n"
+                      "but 127.x.x.x or ::1 gets Redis's -DENIED error and is disconnected.",
+    "enable-protected-configs": "no: CONFIG SET refuses dir and litehit-trace-file; yes: "
+                                "allowed;\nlocal: allowed from loopback clients only.",
 }
 
 
@@ -61,15 +68,10 @@ def _section_of(name: str) -> str:
 
 
 def _conf_default(spec: ConfigSpec) -> str:
-    """The default as a config-file value: memory sizes in the largest exact unit."""
-    if spec.type == "memory" and spec.default:
-        for unit, size in (("gb", 1024 ** 3), ("mb", 1024 ** 2), ("kb", 1024)):
-            if spec.default % size == 0:
-                return "%d%s" % (spec.default // size, unit)
-    val = format_value(spec, spec.default)
-    if val == "" or any(c in val for c in " \"'#"):
-        val = '"' + val.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return val
+    """The default as CONFIG REWRITE would write it (memory in the largest exact unit,
+    strings quoted)."""
+    from .conf_file import conf_value
+    return conf_value(spec, spec.default).decode("ascii")
 
 
 def render_conf() -> str:
@@ -106,7 +108,8 @@ def render_conf() -> str:
             out += ["# " + line if line else "#" for line in
                     CONF_NOTES.get(spec.name, "").splitlines()]
             facts = [spec.type + ("" if spec.mutable else ", startup only")
-                     + (", runtime" if spec.mutable else "")]
+                     + (", runtime" if spec.mutable else "")
+                     + (" if enable-protected-configs allows" if spec.protected else "")]
             if spec.choices:
                 facts.append("one of: " + ", ".join(spec.choices))
             elif spec.lo is not None:

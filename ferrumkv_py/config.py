@@ -12,7 +12,9 @@ table (``conf_render.render_conf``), so the documented file cannot drift from th
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -52,12 +54,67 @@ class ConfigSpec:
     doc: str = ""
     sensitive: bool = False   # redacted nowhere, but never logged
     clamp: tuple | None = None  # (lo, hi): accepted values are silently clamped (hz)
+    protected: bool = False   # CONFIG SET refused unless enable-protected-configs allows it
+    check: Callable | None = None  # value -> value, or ValueError(Redis-style reason)
+    multi: bool = False       # takes several words (bind, save): joined by one space
+
+
+LITEHIT_MAX_SLOTS = 64       # litehit-capacities: capacities reported in INFO litehit
+NOT_PERSISTED = ("ferrumkv keeps data in memory only; nothing would be saved "
+                 "(see docs/compatibility.md)")
+
+
+def _check_save(value: str) -> str:
+    """Redis's setConfigSaveOption rules, then ours: only an empty save list is real."""
+    words = value.split()
+    if len(words) % 2 or any(parse_ll(w) is None or parse_ll(w) < (1 - i % 2)
+                             for i, w in enumerate(words)):
+        raise ValueError("Invalid save parameters")
+    if words:
+        raise ValueError("save rules are not supported: " + NOT_PERSISTED)
+    return ""
+
+
+def _check_appendonly(value: bool) -> bool:
+    if value:
+        raise ValueError("appendonly yes is not supported: " + NOT_PERSISTED)
+    return value
+
+
+def _check_capacities(value: str) -> str:
+    """Space (or comma) separated block counts, each 0..LLONG_MAX, at most 64 of them."""
+    words = value.replace(",", " ").split()
+    if len(words) > LITEHIT_MAX_SLOTS or any(parse_ll(w) is None or parse_ll(w) < 0
+                                             for w in words):
+        raise ValueError("argument must be up to %d capacities in blocks, each an integer "
+                         "between 0 and %d" % (LITEHIT_MAX_SLOTS, LLONG_MAX))
+    return " ".join(str(int(w)) for w in words)
+
+
+def _check_trace_file(value: str) -> str:
+    from .safefile import check_basename
+    if value and not check_basename(value):
+        raise ValueError("litehit-trace-file can't be a path, just a filename")
+    return value
+
+
+def _check_bind(value: str) -> str:
+    words = value.split()
+    if not words:
+        raise ValueError("argument must be one or more addresses")
+    return " ".join(words)
 
 
 S = ConfigSpec
 TABLE: tuple[ConfigSpec, ...] = (
     # ---- network and clients ----
-    S("bind", "string", "127.0.0.1", False, doc="addresses to listen on (space separated)"),
+    S("bind", "string", "127.0.0.1 -::1", False, check=_check_bind, multi=True,
+      doc="addresses to listen on (space separated; a leading - marks an address that may "
+          "be missing)"),
+    S("protected-mode", "bool", True, True,
+      doc="without a password, refuse clients that are not on the loopback interface"),
+    S("enable-protected-configs", "enum", "no", False, choices=("no", "yes", "local"),
+      doc="may CONFIG SET change dir and other file names (local: loopback clients only)"),
     S("port", "int", 6380, True, 0, 65535, doc="TCP port (0 = pick a free one)"),
     S("maxclients", "int", 10000, True, 1, UINT_MAX, doc="connections refused beyond this"),
     S("timeout", "int", 0, True, 0, INT_MAX, doc="close idle clients after N seconds (0 = never)"),
@@ -73,9 +130,12 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("loglevel", "enum", "notice", True, choices=("debug", "verbose", "notice", "warning"),
       doc="log verbosity"),
     S("logfile", "string", "", False, doc="log file path (empty = stderr)"),
-    S("dir", "string", ".", True, doc="working directory for files the server writes"),
-    S("save", "string", "", True, doc="kept for tools that read it; nothing is persisted"),
-    S("appendonly", "bool", False, True, doc="kept for tools that read it; no AOF is written"),
+    S("dir", "string", ".", True, protected=True,
+      doc="working directory for files the server writes"),
+    S("save", "string", "", True, check=_check_save, multi=True,
+      doc="kept for tools that read it; only \"\" (no snapshots) is accepted"),
+    S("appendonly", "bool", False, True, check=_check_appendonly,
+      doc="kept for tools that read it; only no is accepted"),
     # ---- background work ----
     S("hz", "int", 10, True, 0, INT_MAX, clamp=(CONFIG_MIN_HZ, CONFIG_MAX_HZ),
       doc="cron frequency (expire cycle, eviction, shadow), clamped to 1..500"),
@@ -104,9 +164,9 @@ TABLE: tuple[ConfigSpec, ...] = (
       doc="keys: every key read is a 1-block request; prefix: an MGET is one prefix request"),
     S("litehit-block-bytes", "memory", 0, True, 0, LLONG_MAX,
       doc="bytes one key is charged to turn maxmemory into blocks (0 = average key size)"),
-    S("litehit-capacities", "string", "", True,
+    S("litehit-capacities", "string", "", True, check=_check_capacities, multi=True,
       doc="extra capacities in blocks to report, space separated (INFO litehit slots)"),
-    S("litehit-trace-file", "string", "", True,
+    S("litehit-trace-file", "string", "", True, protected=True, check=_check_trace_file,
       doc="record the access stream as a litehit trace (JSONL) in dir (empty = off)"),
     S("litehit-shadow-sample", "float", 1.0, True, 0.0001, 1.0,
       doc="share of keys the shadow replays (SHARDS spatial sampling; 1 = every key, exact)"),
@@ -147,9 +207,7 @@ def parse_memory(text: str) -> int | None:
     mul = _MEM_UNITS.get(unit)
     if mul is None or len(digits) > MEMTOULL_MAX_DIGITS:
         return None
-    val = int(digits) if digits else 0
-    if val > ULLONG_MAX:
-        return None
+    val = min(int(digits) if digits else 0, ULLONG_MAX)  # strtoull saturates (ERANGE unread)
     return (val * mul) & ULLONG_MAX  # Redis multiplies in unsigned 64-bit
 
 
@@ -173,7 +231,21 @@ def format_memory_human(n: int) -> str:
     return "%dB" % n
 
 
+_FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+
+
 def _parse(spec: ConfigSpec, raw: str) -> Any:
+    """The typed value of ``raw`` for ``spec``, or ConfigError with Redis's reason."""
+    val = _parse_type(spec, raw)
+    if spec.check is not None:
+        try:
+            val = spec.check(val)
+        except ValueError as e:
+            raise ConfigError(spec.name, str(e)) from None
+    return val
+
+
+def _parse_type(spec: ConfigSpec, raw: str) -> Any:
     t = spec.type
     if t == "bool":
         low = raw.lower()
@@ -192,12 +264,9 @@ def _parse(spec: ConfigSpec, raw: str) -> Any:
                 raise ConfigError(spec.name, "No such file or directory")
             return os.path.abspath(raw)
         return raw
-    if t == "float":
-        try:
-            val = float(raw)
-        except ValueError:
-            raise ConfigError(spec.name, "argument couldn't be parsed into a number") from None
-        if val != val:
+    if t == "float":   # a plain decimal as strtod reads it: no spaces, "_", inf or nan
+        val = float(raw) if _FLOAT_RE.match(raw) else math.nan
+        if val != val or math.isinf(val):
             raise ConfigError(spec.name, "argument couldn't be parsed into a number")
     elif t == "memory":
         val = parse_memory(raw)
@@ -217,12 +286,17 @@ def _parse(spec: ConfigSpec, raw: str) -> Any:
 
 
 def format_value(spec: ConfigSpec, val: Any) -> str:
-    """The text CONFIG GET returns and CONFIG REWRITE writes."""
+    """The text CONFIG GET returns."""
     if spec.type == "bool":
         return "yes" if val else "no"
     if spec.type == "float":
         return repr(float(val)).rstrip("0").rstrip(".") if val != int(val) else str(int(val))
     return str(val)
+
+
+def protected_allowed(setting: str, client_is_local: bool) -> bool:
+    """Redis allowProtectedAction: ``enable-protected-configs`` yes, or local and local."""
+    return setting == "yes" or (setting == "local" and client_is_local)
 
 
 class Config:
@@ -251,15 +325,34 @@ class Config:
             raise ConfigError(name, "unknown")
         if runtime and not spec.mutable:
             raise ConfigError(spec.name, "can't set immutable config")
-        val = _parse(spec, raw)
-        old = self.values[spec.name]
-        self.values[spec.name] = val
+        self.set_many([(spec.name, raw)])
+
+    def set_many(self, pairs: list[tuple[str, str]]) -> None:
+        """Set several values, all or nothing (Redis 7 CONFIG SET).
+
+        Every value is parsed and checked first; then each is stored and its listeners
+        run, in order.  A listener may refuse with ValueError (e.g. the port is taken):
+        the values stored so far are put back and their listeners run again, so the server
+        ends as it was.  Complexity: O(pairs) plus the listeners.
+        """
+        parsed = [(SPECS[name], _parse(SPECS[name], raw)) for name, raw in pairs]
+        done: list[tuple[str, Any]] = []
         try:
-            for fn in self._listeners.get(spec.name, ()):
-                fn(val)
+            for spec, val in parsed:
+                done.append((spec.name, self.values[spec.name]))
+                self.values[spec.name] = val
+                for fn in self._listeners.get(spec.name, ()):
+                    fn(val)
         except ValueError as e:
-            self.values[spec.name] = old
-            raise ConfigError(spec.name, str(e)) from None
+            for name, old in reversed(done):
+                if self.values[name] != old:
+                    self.values[name] = old
+                    for fn in self._listeners.get(name, ()):
+                        try:
+                            fn(old)
+                        except ValueError:   # the old value held before: keep going
+                            pass
+            raise ConfigError(done[-1][0], str(e)) from None
 
     def get(self, patterns: list[str], match: Callable[[str, str], bool]) -> dict[str, str]:
         """CONFIG GET: the names matching any pattern, with their values.
@@ -283,112 +376,23 @@ class Config:
                     out[spec.name] = format_value(spec, self.values[spec.name])
         return out
 
-    # ---- files and command line ----
+    # ---- files and command line (conf_file.py) ----
 
-    def load_file(self, path: str) -> None:
-        """Read ``name value`` lines (``#`` comments, quoted values allowed).
+    def load_file(self, path: str) -> int:
+        """Read a redis.conf-style file; ConfigError carries the line for the FATAL report.
+        Returns the file's number of newlines (command-line options are numbered after)."""
+        from .conf_file import load_file
+        return load_file(self, path)
 
-        A bad line raises :class:`ConfigError` whose ``line``/``lineno`` say where, for the
-        ``*** FATAL CONFIG FILE ERROR ***`` report the command line prints.
-        """
-        self.file = os.path.abspath(path)
-        with open(path, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                words = _split_conf_line(line)
-                if not words:
-                    continue
-                name, args = words[0].lower(), words[1:]
-                try:
-                    if name not in SPECS:
-                        raise ConfigError(name, "Bad directive or wrong number of arguments")
-                    self.set(name, " ".join(args))
-                except ConfigError as e:
-                    e.line, e.lineno = line.strip(), lineno
-                    raise
-
-    def load_args(self, argv: list[str]) -> None:
+    def load_args(self, argv: list[str], first_lineno: int = 2) -> None:
         """``--name value [value...]`` pairs, as redis-server accepts them (later wins)."""
-        i = 0
-        while i < len(argv):
-            arg = argv[i]
-            j = i + 1
-            vals = []
-            while j < len(argv) and not argv[j].startswith("--"):
-                vals.append(argv[j])
-                j += 1
-            name = arg[2:].lower() if arg.startswith("--") else arg
-            try:
-                if not arg.startswith("--") or name not in SPECS:
-                    raise ConfigError(name, "Bad directive or wrong number of arguments")
-                self.set(name, " ".join(vals))
-            except ConfigError as e:
-                e.line = " ".join([name] + vals)
-                raise
-            i = j
+        from .conf_file import load_args
+        load_args(self, argv, first_lineno)
 
     def rewrite(self) -> None:
         """CONFIG REWRITE: keep the file's comments and order, update or append values."""
-        if not self.file:
-            raise ConfigError("", "The server is running without a config file")
-        with open(self.file, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-        seen = set()
-        out = []
-        for line in lines:
-            words = _split_conf_line(line)
-            name = words[0].lower() if words else None
-            if name in SPECS:
-                if name in seen:
-                    continue
-                seen.add(name)
-                out.append(self._conf_line(SPECS[name]))
-            else:
-                out.append(line)
-        changed = [s for s in SPECS.values()
-                   if s.name not in seen and self.values[s.name] != s.default]
-        if changed:
-            out.append("# Generated by CONFIG REWRITE")
-            out.extend(self._conf_line(s) for s in changed)
-        tmp = self.file + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write("\n".join(out) + "\n")
-        os.replace(tmp, self.file)
-
-    def _conf_line(self, spec: ConfigSpec) -> str:
-        val = format_value(spec, self.values[spec.name])
-        if val == "" or any(c in val for c in " \"'#"):
-            val = '"' + val.replace("\\", "\\\\").replace('"', '\\"') + '"'
-        return "%s %s" % (spec.name, val)
-
-
-def _split_conf_line(line: str) -> list[str]:
-    line = line.strip()
-    if not line or line.startswith("#"):
-        return []
-    words, cur, quote, i = [], None, None, 0
-    while i < len(line):
-        c = line[i]
-        if quote:
-            if c == "\\" and i + 1 < len(line):
-                i += 1
-                cur += line[i]
-            elif c == quote:
-                quote = None
-            else:
-                cur += c
-        elif c in "\"'":
-            quote = c
-            cur = cur or ""
-        elif c.isspace():
-            if cur is not None:
-                words.append(cur)
-                cur = None
-        else:
-            cur = (cur or "") + c
-        i += 1
-    if cur is not None:
-        words.append(cur)
-    return words
+        from .conf_file import rewrite
+        rewrite(self)
 
 
 if __name__ == "__main__":  # pragma: no cover  (python -m ferrumkv_py.config --conf)

@@ -104,6 +104,16 @@ class Client(asyncio.Protocol):
             transport.write(encode_error("ERR " + errors.MAX_CLIENTS))
             transport.close()
             self.closing = True
+        elif self.server.protected_mode_denies(peer):
+            transport.write(encode_error(errors.PROTECTED_MODE_DENIED))
+            transport.close()
+            self.closing = True
+
+    def is_local(self) -> bool:
+        """Connected over loopback or a Unix socket (protected.is_local_peer)."""
+        from .protected import is_local_peer
+        return self.transport is None or is_local_peer(
+            self.transport.get_extra_info("peername"))
 
     def connection_lost(self, exc) -> None:
         self.closing = True

@@ -198,12 +198,21 @@ class Server:
         if not self.listeners or value == self.port:
             return
         from .connection import Client
-        hosts = self.config["bind"].split() or ["127.0.0.1"]
+        hosts = bind_addresses(self.config["bind"])
         socks = []
         try:
-            for host in hosts:
-                socks.append(socket.create_server((host, value), backlog=LISTEN_BACKLOG))
+            for host, optional in hosts:
+                family = socket.AF_INET6 if ":" in host else socket.AF_INET
+                try:
+                    socks.append(socket.create_server((host, value), family=family,
+                                                      backlog=LISTEN_BACKLOG))
+                except OSError:
+                    if not optional:
+                        raise
+                    continue
                 value = value or socks[0].getsockname()[1]
+            if not socks:
+                raise OSError("no address to listen on")
         except OSError:
             for sock in socks:
                 sock.close()
@@ -220,7 +229,7 @@ class Server:
         self.port = value
         self.config.values["port"] = value
         log.log(logging.WARNING - 5, "Ready to accept connections tcp on %s port %d",
-                " ".join(hosts), value)
+                " ".join(h for h, _ in hosts), value)
 
     def _set_max_bulk_len(self, value: int) -> None:
         for c in self.clients.values():
@@ -249,6 +258,14 @@ class Server:
         self.clients[client.id] = client
         return True
 
+    def protected_mode_denies(self, peer) -> bool:
+        """Protected mode refuses this peer (counted as a rejected connection)."""
+        from .protected import denies
+        if denies(self.config["protected-mode"], self.requirepass, peer):
+            self.stats.rejected_connections += 1
+            return True
+        return False
+
     def remove_client(self, client) -> None:
         self.clients.pop(client.id, None)
 
@@ -259,19 +276,28 @@ class Server:
         from .connection import Client
         loop = asyncio.get_running_loop()
         self._stopped = loop.create_future()
-        hosts = self.config["bind"].split() or ["127.0.0.1"]
+        hosts = bind_addresses(self.config["bind"])
         port = self.config["port"]
-        for host in hosts:
-            srv = await loop.create_server(lambda: Client(self), host, port,
-                                           reuse_address=True, backlog=LISTEN_BACKLOG)
+        for host, optional in hosts:
+            try:
+                srv = await loop.create_server(lambda: Client(self), host, port,
+                                               reuse_address=True, backlog=LISTEN_BACKLOG)
+            except OSError as e:
+                if not optional:   # "-addr": listen there only if the address exists
+                    raise
+                log.warning("Could not create server TCP listening socket %s:%d: %s",
+                            host, port, e)
+                continue
             self.listeners.append(srv)
             if port == 0:
                 port = srv.sockets[0].getsockname()[1]
+        if not self.listeners:
+            raise OSError("Failed listening on port %d (tcp), aborting." % port)
         self.port = port
         self.config.values["port"] = port  # CONFIG GET port shows the real one (port 0)
         self._cron_task = loop.create_task(self._cron())
         log.log(logging.WARNING - 5, "Ready to accept connections tcp on %s port %d",
-                " ".join(hosts), port)
+                " ".join(h for h, _ in hosts), port)
         await self.start_console()
 
     async def serve_forever(self) -> None:
@@ -329,6 +355,17 @@ class Server:
         ks.peak_memory = max(getattr(ks, "peak_memory", 0), ks.used_memory)
 
 
+def bind_addresses(bind: str) -> list[tuple[str, bool]]:
+    """``bind`` as (host, optional) pairs: ``-::1`` is optional ::1 (skipped when it cannot be
+    bound), ``*`` every IPv4 address and ``::*`` every IPv6 one, as in Redis."""
+    out = []
+    for word in bind.split() or ["127.0.0.1"]:
+        optional = word.startswith("-")
+        host = word[1:] if optional else word
+        out.append(({"*": "0.0.0.0", "::*": "::"}.get(host, host), optional))
+    return out
+
+
 def run(config: Config) -> int:
     """Run a server until it is told to stop; returns the process exit code."""
     _setup_logging(config)
@@ -359,8 +396,9 @@ def run(config: Config) -> int:
 
 def _setup_logging(config: Config) -> None:
     fmt = "%(process)d:M %(asctime)s.%(msecs)03d %(levelname)s %(message)s"
-    handler = (logging.FileHandler(config["logfile"]) if config["logfile"]
-               else logging.StreamHandler())
+    from .safefile import open_regular
+    handler = (logging.StreamHandler(open_regular(config["logfile"], "a", encoding="utf-8"))
+               if config["logfile"] else logging.StreamHandler())
     handler.setFormatter(logging.Formatter(fmt, "%d %b %Y %H:%M:%S"))
     log.handlers[:] = [handler]
     log.setLevel(_LOGLEVELS[config["loglevel"]])

@@ -71,6 +71,7 @@ from litehit.projector import AggregateCurve
 from litehit.publish import published
 
 from .info import section
+from .safefile import nofollow_opener, open_regular
 
 INSTANCE_ID = "ferrumkv"
 READ, READ_CONT, WRITE = 0, 2, 4      # kind codes in the flag byte; bit 0 = the server hit
@@ -110,8 +111,12 @@ class Shadow:
         self._closed = False
         self.reset()
         path = server.config["litehit-trace-file"]
-        if path:
-            self._trace = open(self._path(path), "a", encoding="ascii")
+        if path:   # a plain name in dir (config check); a regular file, never a FIFO
+            try:
+                self._trace = open_regular(self._path(path), "a", nofollow=True,
+                                           encoding="ascii")
+            except OSError as e:   # CONFIG SET reports it; the old shadow is restored
+                raise ValueError("Can't open the trace file: %s" % e.strerror) from None
         from .registry import COMMANDS, lookup
         self._get = lookup(b"get")
         self._mget = lookup(b"mget")
@@ -521,7 +526,8 @@ class Shadow:
         if not self.keep_all:
             bb = max(1, round(bb / self.sample_rate))
         lane = factsfile.lane_columns(INSTANCE_ID, 1, bb)
-        with published(path, "w", encoding="ascii", newline="") as f:
+        with published(path, "w", encoding="ascii", newline="",
+                       opener=nofollow_opener) as f:
             f.write(factsfile.FACTS_HEADER_LINE)
             for ts, sizes, off, start, run, seq in self._facts:
                 curves = factsfile.curve_cells(off, start, run)

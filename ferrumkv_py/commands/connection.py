@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import time
 
 from .. import errors
@@ -62,11 +64,20 @@ def select(c, argv):
     return OK
 
 
+def passwords_equal(given: bytes, expected: bytes) -> bool:
+    """Compare in time independent of the contents and of the lengths: both sides are
+    hashed (SHA-256) and the digests compared with ``hmac.compare_digest``, as Redis's ACL
+    compares password hashes.  Complexity: O(len(given) + len(expected))."""
+    return hmac.compare_digest(hashlib.sha256(given).digest(),
+                               hashlib.sha256(expected).digest())
+
+
 def _check_password(c, user: bytes, password: bytes) -> None:
     """The only user is ``default``: any password when requirepass is unset (Redis's
     ``nopass``), else exactly requirepass."""
     pw = c.server.requirepass
-    if user != b"default" or (pw and password.decode("utf-8", "surrogateescape") != pw):
+    ok = passwords_equal(password, pw.encode("utf-8", "surrogateescape")) if pw else True
+    if user != b"default" or not ok:
         raise CommandError(errors.WRONGPASS)
 
 

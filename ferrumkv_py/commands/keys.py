@@ -181,7 +181,7 @@ def keys(c, argv):
     """KEYS pattern
     Returns every key matching a glob pattern (expired keys are skipped, not deleted)."""
     now = c.ks.now_ms
-    match = glob_matcher(argv[1])
+    match = glob_matcher(argv[1], subjects=len(c.db.data))
     items = c.db.data.items()
     if match is None:
         return [k for k, e in items if not 0 < e.exp < now]
@@ -227,7 +227,7 @@ def scan(c, argv):
         j += 2
     db = c.db
     nxt, entries = db.scan(cursor, count)
-    match = glob_matcher(pattern) if pattern is not None else None
+    match = glob_matcher(pattern, subjects=len(entries)) if pattern is not None else None
     out = []
     for e in entries:
         key = e.key

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from .. import errors, info
-from ..config import SPECS, ConfigError
+from ..config import SPECS, ConfigError, protected_allowed
 from ..errors import CommandError
 from ..registry import command, lookup, unique_commands
 from ..resp import OK, Raw, RespSet, Status, Verbatim
-from .util import parse_int
+from .util import glob_matcher, parse_int
 
 
 @command("info", -1, "loading stale", group="server")
@@ -107,15 +107,23 @@ def config_(c, argv):
 def config_get(c, argv):
     """CONFIG GET parameter [parameter ...]
     Returns the values of the parameters matching the glob patterns."""
-    from .util import glob_match
+    matchers: dict = {}
+
+    def match(pattern: str, name: str) -> bool:
+        m = matchers.get(pattern)
+        if m is None:   # compiled once per pattern, not once per config name
+            m = matchers[pattern] = glob_matcher(
+                pattern.encode("utf-8", "surrogateescape"), nocase=True,
+                subjects=len(SPECS)) or len
+        return bool(m(name.encode()))
     pats = [a.decode("utf-8", "surrogateescape") for a in argv[2:]]
-    found = c.server.config.get(pats, lambda p, name: glob_match(
-        p.encode("utf-8", "surrogateescape"), name.encode(), nocase=True))
+    found = c.server.config.get(pats, match)
     if c.proto == 3:
-        return {k.encode(): v.encode() for k, v in found.items()}
+        return {k.encode("utf-8", "surrogateescape"): v.encode("utf-8", "surrogateescape")
+                for k, v in found.items()}
     out = []
     for k, v in found.items():
-        out += [k.encode(), v.encode()]
+        out += [k.encode("utf-8", "surrogateescape"), v.encode("utf-8", "surrogateescape")]
     return out
 
 
@@ -124,31 +132,37 @@ def config_set(c, argv):
     """CONFIG SET parameter value [parameter value ...]
     Changes parameters at runtime; all or nothing."""
     if len(argv) % 2:
-        raise CommandError(errors.CONFIG_SET_UNKNOWN % argv[-1].decode("utf-8", "surrogateescape"))
+        raise CommandError(errors.CONFIG_SET_UNKNOWN % _text(argv[-1]))
     config = c.server.config
     pairs = []
-    seen = set()
+    first_error = None      # as Redis: every name is checked before any value
     for i in range(2, len(argv), 2):
-        name = argv[i].decode("utf-8", "surrogateescape").lower()
-        if name not in SPECS:
-            raise CommandError(errors.CONFIG_SET_UNKNOWN % argv[i].decode("utf-8", "surrogateescape"))
-        if name in seen:
-            raise CommandError(errors.CONFIG_SET_FAILED % (
-                argv[i].decode("utf-8", "surrogateescape"), "duplicate parameter"))
-        seen.add(name)
-        pairs.append((name, argv[i + 1].decode("utf-8", "surrogateescape")))
-    old = {name: config.values[name] for name, _ in pairs}
+        given = _text(argv[i])
+        spec = SPECS.get(given.lower())
+        if spec is None:
+            first_error = first_error or CommandError(errors.CONFIG_SET_UNKNOWN % given)
+        elif first_error is not None:
+            continue
+        elif not spec.mutable:
+            first_error = CommandError(errors.CONFIG_SET_FAILED % (given, errors.IMMUTABLE_CONFIG))
+        elif spec.protected and not protected_allowed(config["enable-protected-configs"],
+                                                      c.is_local()):
+            first_error = CommandError(errors.CONFIG_SET_FAILED % (given, errors.PROTECTED_CONFIG))
+        elif any(spec.name == name for name, _ in pairs):
+            first_error = CommandError(errors.CONFIG_SET_FAILED % (given, "duplicate parameter"))
+        else:
+            pairs.append((spec.name, _text(argv[i + 1])))
+    if first_error is not None:
+        raise first_error
     try:
-        for name, value in pairs:
-            config.set(name, value, runtime=True)
+        config.set_many(pairs)
     except ConfigError as e:
-        for name, value in old.items():  # all or nothing, as Redis 7
-            if config.values[name] != value:
-                config.values[name] = value
-                for fn in config._listeners.get(name, ()):
-                    fn(value)
         raise CommandError(errors.CONFIG_SET_FAILED % (e.name, e.msg)) from None
     return OK
+
+
+def _text(b: bytes) -> str:
+    return b.decode("utf-8", "surrogateescape")
 
 
 @command("resetstat", 2, "admin noscript loading stale", parent="config")
@@ -318,14 +332,14 @@ def command_docs_(c, argv):
 def command_list(c, argv):
     """COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
     Returns the command names."""
-    from .util import glob_match
     specs = unique_commands()
     if len(argv) > 2:
         if len(argv) != 5 or argv[2].lower() != b"filterby":
             raise CommandError(errors.SYNTAX)
         kind, arg = argv[3].lower(), argv[4]
         if kind == b"pattern":
-            specs = [s for s in specs if glob_match(arg, s.name.encode(), nocase=True)]
+            match = glob_matcher(arg, nocase=True, subjects=len(specs)) or len
+            specs = [s for s in specs if match(s.name.encode())]
         elif kind == b"aclcat":
             specs = [s for s in specs if s.group.encode() == arg.lower().lstrip(b"@")]
         elif kind == b"module":

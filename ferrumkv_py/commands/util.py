@@ -7,6 +7,7 @@ import re
 
 from .. import errors
 from ..errors import CommandError, WrongTypeError
+from ..globmatch import glob_match, glob_matcher  # noqa: F401  (re-exported)
 from ..resp import Raw
 from .longdouble import (LD_INF, format_long_double_human, long_double_add,  # noqa: F401
                          parse_long_double)  # (re-exported: commands/strings.py)
@@ -57,71 +58,6 @@ def check_type(e, cls) -> None:
     """Raise WRONGTYPE unless the entry's value is of class ``cls``."""
     if e.value.__class__ is not cls:
         raise WrongTypeError()
-
-
-def glob_match(pattern: bytes, s: bytes, nocase: bool = False) -> bool:
-    """Redis stringmatchlen: ``* ? [abc] [^a] [a-z] \\x`` on bytes.  Complexity: O(p * s)."""
-    if nocase:
-        pattern, s = pattern.lower(), s.lower()
-    return _match(pattern, 0, s, 0)
-
-
-def _match(p: bytes, pi: int, s: bytes, si: int) -> bool:
-    plen, slen = len(p), len(s)
-    while pi < plen:
-        c = p[pi]
-        if c == 0x2A:  # '*'
-            while pi + 1 < plen and p[pi + 1] == 0x2A:
-                pi += 1
-            if pi + 1 == plen:
-                return True
-            for k in range(si, slen + 1):
-                if _match(p, pi + 1, s, k):
-                    return True
-            return False
-        if si >= slen:
-            return False
-        if c == 0x3F:  # '?'
-            si += 1
-        elif c == 0x5B:  # '['
-            pi += 1
-            neg = pi < plen and p[pi] == 0x5E
-            if neg:
-                pi += 1
-            matched = False
-            while pi < plen and p[pi] != 0x5D:
-                if p[pi] == 0x5C and pi + 1 < plen:
-                    pi += 1
-                    if p[pi] == s[si]:
-                        matched = True
-                elif pi + 2 < plen and p[pi + 1] == 0x2D:
-                    lo, hi = p[pi], p[pi + 2]
-                    if lo > hi:
-                        lo, hi = hi, lo
-                    if lo <= s[si] <= hi:
-                        matched = True
-                    pi += 2
-                elif p[pi] == s[si]:
-                    matched = True
-                pi += 1
-            if pi >= plen:
-                pi -= 1  # unterminated class: Redis treats the end as ']'
-            if neg:
-                matched = not matched
-            if not matched:
-                return False
-            si += 1
-        elif c == 0x5C and pi + 1 < plen:  # '\\'
-            pi += 1
-            if p[pi] != s[si]:
-                return False
-            si += 1
-        else:
-            if c != s[si]:
-                return False
-            si += 1
-        pi += 1
-    return si == slen
 
 
 # ---- C number parsing: strtod as Redis sees it (sorted set scores) ----
@@ -204,36 +140,6 @@ def bulk_array(items) -> Raw:
         add(x)
         add(b"\r\n")
     return Raw(b"".join(parts))
-
-
-# ---- glob patterns compiled once per call (KEYS, SCAN MATCH) ----
-
-_GLOB_SPECIAL = frozenset(b"[\\")
-
-
-def glob_matcher(pattern: bytes, nocase: bool = False):
-    """A ``match(s) -> bool`` for one pattern, or None when the pattern is ``*``.
-
-    Patterns made of literals, ``*`` and ``?`` only are translated to an anchored ``re``
-    (C speed per key); patterns with ``[...]`` or ``\\`` escapes keep :func:`glob_match`'s
-    exact Redis semantics.  Complexity: O(len(pattern)) to build; a match as the pattern's.
-    """
-    import re
-    if pattern == b"*":
-        return None
-    if _GLOB_SPECIAL.isdisjoint(pattern):
-        parts = []
-        for ch in re.split(rb"(\*+|\?)", pattern):
-            if ch.startswith(b"*"):
-                parts.append(b".*")
-            elif ch == b"?":
-                parts.append(b".")
-            elif ch:
-                parts.append(re.escape(ch))
-        flags = re.DOTALL | (re.IGNORECASE if nocase else 0)
-        rx = re.compile(b"".join(parts) + rb"\Z", flags)
-        return lambda s: rx.match(s) is not None
-    return lambda s: glob_match(pattern, s, nocase)
 
 
 # ---- container helpers: random picks with a count, and the one-reply xSCAN ----
@@ -325,7 +231,7 @@ def scan_reply(c, argv: list, cls, entries):
         else:
             raise CommandError(errors.SYNTAX)
         i += 2
-    match = glob_matcher(pattern) if pattern is not None else None
+    match = glob_matcher(pattern, subjects=len(e.value)) if pattern is not None else None
     out = []
     for t in entries(e.value):
         if match is None or match(t[0]):

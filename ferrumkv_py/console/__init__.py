@@ -92,14 +92,22 @@ class Console:
 
     @staticmethod
     def bind(hosts: list, port: int) -> list:
-        """Listening sockets on every host (port 0: the port the first one got).  Raises
-        ValueError with Redis's text when a port cannot be bound, before anything changes."""
+        """Listening sockets on every ``(host, optional)`` of ``bind`` (``server.
+        bind_addresses``: an optional one is skipped when it cannot be bound; port 0: the
+        port the first one got).  Raises ValueError with Redis's text when a port cannot be
+        bound, before anything changes."""
         socks = []
         try:
-            for host in hosts:
-                socks.append(socket.create_server((host, port), reuse_port=False,
-                                                  backlog=LISTEN_BACKLOG))
+            for host, optional in hosts:
+                try:
+                    socks.append(socket.create_server((host, port), backlog=LISTEN_BACKLOG))
+                except OSError:
+                    if not optional:
+                        raise
+                    continue
                 port = port or socks[0].getsockname()[1]
+            if not socks:
+                raise OSError("nothing bound")
         except OSError:
             for sock in socks:
                 sock.close()
@@ -284,7 +292,8 @@ def install(server) -> None:
             server.config.values["console-port"] = console.port
 
     def hosts() -> list:
-        return server.config["bind"].split() or ["127.0.0.1"]
+        from ..server import bind_addresses
+        return bind_addresses(server.config["bind"])
 
     def on_change(port: int) -> None:
         try:
