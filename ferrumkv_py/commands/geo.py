@@ -228,7 +228,15 @@ def _collect(z: ZSet, sh: _Shape, limit: int) -> list:
         if found and limit and len(found) >= limit:
             break
         a, b = z.score_span(ScoreRange(float(lo), float(hi), False, True))
-        for score, member in order.islice(a, b):
+        pairs = list(order.islice(a, b))
+        if len(pairs) >= geohash.PREFILTER_MIN:
+            # numpy rejects the clearly-outside members; the rest get the exact test below
+            import numpy as np
+            scores = np.fromiter((p[0] for p in pairs), np.float64, len(pairs))
+            keep = geohash.prefilter(scores, sh.lon, sh.lat, sh.box, radius_m,
+                                     sh.width * to_m, sh.height * to_m)
+            pairs = [pairs[k] for k in keep.tolist()]
+        for score, member in pairs:
             lon, lat = decode(score)
             if sh.box:
                 d = in_box(w_m, h_m, sh.lon, sh.lat, lon, lat)

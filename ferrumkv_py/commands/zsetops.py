@@ -117,14 +117,13 @@ def _parse(c, argv, numkeys_at: int, op: str, store: bool, card: bool):
     return srcs, how, withscores, limit
 
 
-def _inter(srcs: list, how: str, limit: int = 0, count_only: bool = False):
-    """Intersection as {member: score} (or its size when ``count_only``)."""
+def _inter(srcs: list, how: str) -> dict:
+    """Intersection as {member: score}, combining scores in Redis's operand order."""
     srcs = sorted(srcs, key=len)
     first = srcs[0]
     out = {}
-    count = 0
     if len(first) == 0:
-        return 0 if count_only else out
+        return out
     rest = srcs[1:]
     w0 = first.weight
     for member, s in list(first.items()):
@@ -141,13 +140,8 @@ def _inter(srcs: list, how: str, limit: int = 0, count_only: bool = False):
                 v *= src.weight
             score = _aggregate(score, v, how)
         else:
-            if count_only:
-                count += 1
-                if limit and count >= limit:
-                    break
-            else:
-                out[member] = score
-    return count if count_only else out
+            out[member] = score
+    return out
 
 
 def _union(srcs: list, how: str) -> dict:
@@ -255,5 +249,11 @@ def zintercard(c, argv):
     """ZINTERCARD numkeys key [key ...] [LIMIT limit]
     Returns the size of the intersection, counting no further than LIMIT (0 = no limit)."""
     srcs, _, _, limit = _parse(c, argv, 1, "inter", False, True)
-    return _inter(srcs, _SUM, limit, True)
+    # Only the count matters (Redis stops counting at LIMIT, whatever the order), so the
+    # members are intersected as hash sets in C rather than looked up one by one.
+    keysets = [() if s.value is None else
+               (s.value.scores.keys() if s.value.__class__ is ZSet else s.value) for s in srcs]
+    keysets.sort(key=len)
+    n = len(set(keysets[0]).intersection(*keysets[1:])) if keysets[0] else 0
+    return min(n, limit) if limit else n
 

@@ -47,6 +47,42 @@ def test_interleave_round_trip_and_cells():
         assert abs(dlon - lon) < 360 / 2 ** 26 and abs(dlat - lat) < 171 / 2 ** 26
 
 
+def test_table_decode_equals_cell_centre():
+    """decode()'s 16-bit-table path against the cell_area arithmetic, on every kind of score."""
+    rng = random.Random(11)
+    for _ in range(20000):
+        s = float(rng.getrandbits(rng.choice([52, 53, 20, 64])))
+        if rng.random() < 0.1:
+            s = -s
+        if rng.random() < 0.05:
+            s += 0.5
+        lon_min, lon_max, lat_min, lat_max = geohash.cell_area(geohash.score_bits(s), 26)
+        lon = min(max((lon_min + lon_max) / 2, -180.0), 180.0)
+        lat = min(max((lat_min + lat_max) / 2, geohash.GEO_LAT_MIN), geohash.GEO_LAT_MAX)
+        assert geohash.decode(s) == (lon, lat), s
+
+
+def test_prefilter_keeps_everything_inside():
+    """The numpy prefilter never drops a member the exact test keeps (circles and boxes)."""
+    import numpy as np
+    rng = random.Random(12)
+    for _ in range(60):
+        lon0, lat0 = rng.uniform(-180, 180), rng.uniform(-85, 85)
+        scores = np.array([float(geohash.score_of(
+            max(-180, min(180, lon0 + rng.uniform(-3, 3))),
+            max(-85, min(85, lat0 + rng.uniform(-3, 3))))) for _ in range(300)])
+        r, w, h = rng.uniform(1, 4e5), rng.uniform(1, 6e5), rng.uniform(1, 6e5)
+        keep_c = set(geohash.prefilter(scores, lon0, lat0, False, r, 0, 0).tolist())
+        keep_b = set(geohash.prefilter(scores, lon0, lat0, True, 0, w, h).tolist())
+        for k, s in enumerate(scores.tolist()):
+            lon, lat = geohash.decode(s)
+            if geohash.distance(lon0, lat0, lon, lat) <= r:
+                assert k in keep_c
+            if geohash.in_box(w, h, lon0, lat0, lon, lat) is not None:
+                assert k in keep_b
+        assert len(keep_c) < len(scores) or r > 3e5      # it does reject something
+
+
 def test_neighbours_wrap_and_distance():
     step = 3
     bits = geohash.encode(0.0, 0.0, step)
