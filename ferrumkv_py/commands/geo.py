@@ -24,7 +24,6 @@ from ..errors import CommandError
 from ..registry import command
 from ..resp import NULL_ARRAY, Raw
 from ..zset import ScoreRange, ZSet
-from .longdouble import format_long_double_human
 from .util import parse_double, parse_int
 from .zsetops import store_built
 from .zsets import _read, _zadd
@@ -50,10 +49,17 @@ def format_distance(d: float) -> bytes:
     return b"%s%d.%04d" % (sign, ip, fp)
 
 
-def format_coord(x: float):
-    """A coordinate as Redis addReplyHumanLongDouble sends it ("%.17Lf" trimmed)."""
-    n, d = x.as_integer_ratio()
-    return format_long_double_human((n, -(d.bit_length() - 1)))
+def format_coord(x: float) -> bytes:
+    """A coordinate as Redis addReplyHumanLongDouble sends it: "%.17Lf" of the double
+    widened to long double (exact), trailing zeros and dot removed, "-0" -> "0".
+
+    Python's "%.17f" rounds the same exact binary value correctly, as glibc's printf does,
+    so it gives the same digits as longdouble.format_long_double_human (checked on 1.6M
+    values) at 1 us instead of 89 us.  Complexity: O(1)."""
+    t = ("%.17f" % x).rstrip("0")
+    if t[-1] == ".":
+        t = t[:-1]
+    return b"0" if t == "-0" else t.encode()
 
 
 def _coord_reply(c, x: float):

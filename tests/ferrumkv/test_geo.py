@@ -47,6 +47,19 @@ def test_interleave_round_trip_and_cells():
         assert abs(dlon - lon) < 360 / 2 ** 26 and abs(dlat - lat) < 171 / 2 ** 26
 
 
+def test_coordinate_text_equals_long_double_printing():
+    """format_coord ("%.17f" trimmed) against the exact long double printer INCRBYFLOAT uses."""
+    from ferrumkv_py.commands.longdouble import format_long_double_human
+    rng = random.Random(13)
+    values = [-0.0, 0.0, 1e-18, -1e-18, 5e-18, 180.0, -85.05112878, 1e300]
+    values += [rng.uniform(-200, 200) for _ in range(5000)]
+    for _ in range(2000):
+        values.extend(geohash.decode(float(rng.getrandbits(52))))
+    for x in values:
+        n, d = x.as_integer_ratio()
+        assert format_coord(x) == format_long_double_human((n, -(d.bit_length() - 1))), x
+
+
 def test_table_decode_equals_cell_centre():
     """decode()'s 16-bit-table path against the cell_area arithmetic, on every kind of score."""
     rng = random.Random(11)
