@@ -22,6 +22,7 @@ import math
 from .. import errors, geohash
 from ..errors import CommandError
 from ..registry import command
+from ..pqsort import partial_sort
 from ..resp import NULL_ARRAY, Raw
 from ..zset import ScoreRange, ZSet
 from .util import parse_double, parse_int
@@ -364,11 +365,20 @@ def _search(c, argv, src: int, kind: int, nostore: bool = False):
         o.sort = "asc"       # COUNT without ANY returns the nearest ones
     found = _collect(z, sh, o.count if o.any else 0)
     if o.sort is not None:
-        # Redis qsorts by distance (glibc's qsort is a stable merge sort here)
-        found.sort(key=lambda p: p[4], reverse=(o.sort == "desc"))
+        desc = o.sort == "desc"
+        if o.count and o.count < len(found):
+            # Redis sorts only the first COUNT (its pqsort): equal distances keep its order
+            partial_sort(found, _dist, 0, o.count - 1, desc)
+        else:
+            # Redis qsorts by distance (glibc's qsort is a stable merge sort here)
+            found.sort(key=_dist, reverse=desc)
     if o.count:
         del found[o.count:]
     return _reply(c, found, sh.to_m, o)
+
+
+def _dist(p) -> float:
+    return p[4]
 
 
 def _reply(c, found: list, to_m: float, o: _Opts):

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from .. import errors, memory
 from ..errors import CommandError, WrongTypeError
+from ..pqsort import partial_sort
 from ..registry import command
 from ..values import RHash, RList, RSet
 from ..zset import ZSet
@@ -165,7 +166,9 @@ def _sort_generic(c, argv, readonly: bool):
         end = n - 1
     items, start, end = _elements(c, value, dontsort, desc, start, end)
     if not dontsort:
-        items = _sorted(c, items, by, alpha, desc, store is not None)
+        window = (start, end) if by is not None and (start != 0 or end != len(items) - 1) \
+            else None
+        items = _sorted(c, items, by, alpha, desc, store is not None, window)
     window = items[start:end + 1] if end >= start else []
     if store is None:
         out = []
@@ -190,8 +193,9 @@ def _sort_generic(c, argv, readonly: bool):
     return len(lst)
 
 
-def _sorted(c, items: list, by, alpha: bool, desc: bool, storing: bool) -> list:
-    """Redis sortCompare as a stable sort key (see the module docstring)."""
+def _sorted(c, items: list, by, alpha: bool, desc: bool, storing: bool, window) -> list:
+    """Redis sortCompare as a sort key (see the module docstring): a stable full sort, as
+    glibc's qsort, or with BY and a LIMIT window Redis's partial quicksort of that window."""
     if alpha:
         if by is not None:
             def key(x):
@@ -216,8 +220,15 @@ def _sorted(c, items: list, by, alpha: bool, desc: bool, storing: bool) -> list:
         def key(x):
             return (keys[x], x)
     decorated = [(key(x), x) for x in items]
-    decorated.sort(key=lambda t: t[0], reverse=desc)
+    if window is not None:
+        partial_sort(decorated, _first, window[0], window[1], desc)
+    else:
+        decorated.sort(key=_first, reverse=desc)
     return [x for _, x in decorated]
+
+
+def _first(t):
+    return t[0]
 
 
 # Redis files SORT under generic but lists these ACL categories (plus write/read, slow)
