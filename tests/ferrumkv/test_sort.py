@@ -150,7 +150,8 @@ def _script(seed: int) -> str:
         key = rng.choice(["l", "z", "s"])
         opts = []
         if rng.random() < 0.5:
-            opts.append(rng.choice(["by w_*", "by h_*->f", "by nosort" if key != "s" else "by w_*"]))
+            nosort = "by nosort" if key != "s" else "by w_*"
+            opts.append(rng.choice(["by w_*", "by h_*->f", nosort]))
         if rng.random() < 0.4:
             opts.append("limit %d %d" % (rng.randint(-2, 30), rng.randint(-1, 30)))
         for _ in range(rng.randint(0, 2)):
