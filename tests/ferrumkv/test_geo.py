@@ -355,3 +355,37 @@ def _ties_script(seed: int) -> str:
 @pytest.mark.parametrize("seed", range(4))
 def test_distance_ties_same_as_redis(redis_server, server, seed):
     assert_same_as_redis(redis_server, server.port, _ties_script(seed))
+
+
+def _global_script(seed: int) -> str:
+    """Points over the whole indexable range, many near the date line, the poles and the
+    equator; radii and boxes from 10 cm to beyond the Earth's size, in metres."""
+    rng = random.Random(seed)
+    lines = []
+    for i in range(300):
+        lon = rng.choice([rng.uniform(-180, 180), rng.choice([-180, 180, 0]) + rng.uniform(-1, 1)])
+        lat = rng.choice([rng.uniform(-85.05, 85.05),
+                          rng.choice([-85.05, 85.05, 0]) + rng.uniform(-0.5, 0.5)])
+        lon = max(-180.0, min(180.0, lon))
+        lat = max(geohash.GEO_LAT_MIN, min(geohash.GEO_LAT_MAX, lat))
+        lines.append("geoadd g %r %r m%d" % (lon, lat, i))
+    for _ in range(60):
+        lon = rng.choice([rng.uniform(-180, 180), rng.choice([-180.0, 180.0, 0.0])])
+        lat = rng.choice([rng.uniform(-85, 85),
+                          rng.choice([-85.05112878, 85.05112878, 0.0, 66.5, -80.5])])
+        r = 10 ** rng.uniform(-1, 7.5)
+        if rng.random() < 0.5:
+            lines.append("geosearch g fromlonlat %r %r byradius %r m withdist withhash asc"
+                         % (lon, lat, r))
+        else:
+            w, h = 10 ** rng.uniform(-1, 7.7), 10 ** rng.uniform(-1, 7.7)
+            lines.append("geosearch g fromlonlat %r %r bybox %r %r m withcoord desc"
+                         % (lon, lat, w, h))
+        lines.append("geosearch g frommember m%d byradius %r km count %d"
+                     % (rng.randrange(300), r / 1000, rng.randint(1, 50)))
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_global_searches_same_as_redis(redis_server, server, seed):
+    assert_same_as_redis(redis_server, server.port, _global_script(seed))
