@@ -113,7 +113,7 @@ def member_lonlat(z: ZSet, member: bytes) -> tuple[float, float]:
 
 @command("geoadd", -5, "write denyoom", first_key=1, group="geo")
 def geoadd(c, argv):
-    """GEOADD key [NX|XX] [CH] longitude latitude member [longitude latitude member ...]
+    """GEOADD key [NX | XX] [CH] longitude latitude member [longitude latitude member ...]
     Adds points to a geo set (a sorted set scored by geohash); returns how many were added.
 
     Complexity: O(log n) per point."""
@@ -137,7 +137,7 @@ def geoadd(c, argv):
 
 @command("geodist", -4, "readonly", first_key=1, group="geo")
 def geodist(c, argv):
-    """GEODIST key member1 member2 [M|KM|FT|MI]
+    """GEODIST key member1 member2 [M | KM | FT | MI]
     Returns the distance between two members (meters by default), or null."""
     to_m = 1.0
     if len(argv) == 5:

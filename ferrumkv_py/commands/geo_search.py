@@ -245,41 +245,41 @@ def _reply(c, found: list, to_m: float, o: _Opts):
 
 @command("georadius", -6, "write denyoom movablekeys", first_key=1, group="geo")
 def georadius(c, argv):
-    """GEORADIUS key longitude latitude radius M|KM|FT|MI [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC|DESC] [STORE key] [STOREDIST key]
+    """GEORADIUS key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key] [STOREDIST key]
     Members within a radius of a point (superseded by GEOSEARCH)."""
     return _search(c, argv, 1, _BY_COORDS)
 
 
 @command("georadius_ro", -6, "readonly", first_key=1, group="geo")
 def georadius_ro(c, argv):
-    """GEORADIUS_RO key longitude latitude radius M|KM|FT|MI [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC|DESC]
+    """GEORADIUS_RO key longitude latitude radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC]
     Read-only GEORADIUS (no STORE)."""
     return _search(c, argv, 1, _BY_COORDS, nostore=True)
 
 
 @command("georadiusbymember", -5, "write denyoom movablekeys", first_key=1, group="geo")
 def georadiusbymember(c, argv):
-    """GEORADIUSBYMEMBER key member radius M|KM|FT|MI [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC|DESC] [STORE key] [STOREDIST key]
+    """GEORADIUSBYMEMBER key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC] [STORE key] [STOREDIST key]
     Members within a radius of a member (superseded by GEOSEARCH)."""
     return _search(c, argv, 1, _BY_MEMBER)
 
 
 @command("georadiusbymember_ro", -5, "readonly", first_key=1, group="geo")
 def georadiusbymember_ro(c, argv):
-    """GEORADIUSBYMEMBER_RO key member radius M|KM|FT|MI [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC|DESC]
+    """GEORADIUSBYMEMBER_RO key member radius <M | KM | FT | MI> [WITHCOORD] [WITHDIST] [WITHHASH] [COUNT count [ANY]] [ASC | DESC]
     Read-only GEORADIUSBYMEMBER (no STORE)."""
     return _search(c, argv, 1, _BY_MEMBER, nostore=True)
 
 
 @command("geosearch", -7, "readonly", first_key=1, group="geo")
 def geosearch(c, argv):
-    """GEOSEARCH key FROMMEMBER member|FROMLONLAT longitude latitude BYRADIUS radius M|KM|FT|MI|BYBOX width height M|KM|FT|MI [ASC|DESC] [COUNT count [ANY]] [WITHCOORD] [WITHDIST] [WITHHASH]
+    """GEOSEARCH key <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius <M | KM | FT | MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] [COUNT count [ANY]] [WITHCOORD] [WITHDIST] [WITHHASH]
     Members inside a circle or box around a member or a point."""
     return _search(c, argv, 1, _SEARCH)
 
 
 @command("geosearchstore", -8, "write denyoom", first_key=1, last_key=2, group="geo")
 def geosearchstore(c, argv):
-    """GEOSEARCHSTORE destination source FROMMEMBER member|FROMLONLAT longitude latitude BYRADIUS radius M|KM|FT|MI|BYBOX width height M|KM|FT|MI [ASC|DESC] [COUNT count [ANY]] [STOREDIST]
+    """GEOSEARCHSTORE destination source <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius <M | KM | FT | MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] [COUNT count [ANY]] [STOREDIST]
     GEOSEARCH, storing the result as a sorted set (scores: geohashes, or distances)."""
     return _search(c, argv, 2, _SEARCH_STORE)

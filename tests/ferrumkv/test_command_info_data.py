@@ -24,3 +24,19 @@ def _info(port: int, name: str) -> list:
 @pytest.mark.parametrize("name", NAMES)
 def test_command_info_same_as_redis(redis_server, server, name):
     assert _info(server.port, name) == _info(redis_server, name)
+
+
+def test_command_docs_group_the_alternatives(server):
+    c = Connection(port=server.port)
+    c.connect()
+    try:
+        for name in NAMES:
+            c.send_command("COMMAND", "DOCS", name)
+            doc = c.read_response()[name.encode()]
+            assert doc[b"summary"] and doc[b"arguments"], name
+        c.send_command("COMMAND", "DOCS", "geosearch")
+        args = [a[b"name"] for a in c.read_response()[b"geosearch"][b"arguments"]]
+        assert args[1] == b"<FROMMEMBER member | FROMLONLAT longitude latitude>"
+        assert args[2].startswith(b"<BYRADIUS radius") and args[2].endswith(b">")
+    finally:
+        c.disconnect()
