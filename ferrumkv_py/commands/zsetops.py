@@ -117,6 +117,14 @@ def _parse(c, argv, numkeys_at: int, op: str, store: bool, card: bool):
     return srcs, how, withscores, limit
 
 
+def _lookup(src: _Input):
+    """A member -> score-or-None function for one input (a plain set's members score 1)."""
+    v = src.value
+    if v.__class__ is ZSet:
+        return v.scores.get
+    return lambda m: 1.0 if m in v else None
+
+
 def _inter(srcs: list, how: str) -> dict:
     """Intersection as {member: score}, combining scores in Redis's operand order."""
     srcs = sorted(srcs, key=len)
@@ -124,21 +132,28 @@ def _inter(srcs: list, how: str) -> dict:
     out = {}
     if len(first) == 0:
         return out
-    rest = srcs[1:]
+    # (same object as the first input, lookup, weight) per other input, bound once
+    rest = [(src.value is first.value, _lookup(src), src.weight) for src in srcs[1:]]
     w0 = first.weight
+    sum_ = how is _SUM
     for member, s in list(first.items()):
         score = w0 * s
         if score != score:
             score = 0.0
-        for src in rest:
-            if src.value is first.value:
-                v = s * src.weight
+        for same, get, w in rest:
+            if same:
+                v = s * w
             else:
-                v = src.get(member)
+                v = get(member)
                 if v is None:
                     break
-                v *= src.weight
-            score = _aggregate(score, v, how)
+                v *= w
+            if sum_:
+                score += v
+                if score != score:
+                    score = 0.0
+            else:
+                score = _aggregate(score, v, how)
         else:
             out[member] = score
     return out
