@@ -179,3 +179,4 @@ PROTECTED_MODE_DENIED = (
     "'--protected-mode no' option. 4) Setup a an authentication password for the default "
     "user. NOTE: You only need to do one of the above things in order for the server to "
     "start accepting connections from the outside.")
+GETKEYS_INVALID = "Invalid arguments specified for command"

@@ -147,16 +147,46 @@ def score_bits(score: float) -> int:
     return _cvttsd2si(score - 2.0 ** 63) ^ (1 << 63)
 
 
+def _squash_table() -> bytes:
+    """The even bits of every 16-bit value, packed into 8 bits (for :func:`decode`)."""
+    sq8 = [_squash(i) for i in range(1 << 8)]
+    return bytes(sq8[i & 0xFF] | sq8[i >> 8] << 4 for i in range(1 << 16))
+
+
+_SQ16 = _squash_table()
+_DIV26 = float(1 << GEO_STEP_MAX)
+_LAT_SCALE = GEO_LAT_MAX - GEO_LAT_MIN
+_LON_SCALE = GEO_LONG_MAX - GEO_LONG_MIN
+_EXACT_INT_MAX = 2.0 ** 53
+
+
 def decode(score: float) -> tuple[float, float]:
     """The (lon, lat) centre of a stored score's cell, clamped to the valid range (Redis
-    decodeGeohash; any score decodes, since the step is never zero).  Complexity: O(1).
+    decodeGeohash; any score decodes, since the step is never zero).
+
+    Same arithmetic as :func:`cell_area` at step 26, with the de-interleaving done by a
+    16-bit table: 6.3 -> 3.1 us a call (timeit), the per-result cost of a search.
+    Complexity: O(1).
     """
-    bits = score_bits(score)
-    lon_min, lon_max, lat_min, lat_max = cell_area(bits, GEO_STEP_MAX)
-    lon = (lon_min + lon_max) / 2
-    lat = (lat_min + lat_max) / 2
-    lon = min(max(lon, GEO_LONG_MIN), GEO_LONG_MAX)
-    lat = min(max(lat, GEO_LAT_MIN), GEO_LAT_MAX)
+    b = int(score) if 0.0 <= score < _EXACT_INT_MAX else score_bits(score)
+    sq = _SQ16
+    ilat = (sq[b & 0xFFFF] | sq[(b >> 16) & 0xFFFF] << 8 | sq[(b >> 32) & 0xFFFF] << 16
+            | sq[(b >> 48) & 0xFFFF] << 24)
+    b >>= 1
+    ilon = (sq[b & 0xFFFF] | sq[(b >> 16) & 0xFFFF] << 8 | sq[(b >> 32) & 0xFFFF] << 16
+            | sq[(b >> 48) & 0xFFFF] << 24)
+    lat = ((GEO_LAT_MIN + (ilat / _DIV26) * _LAT_SCALE)
+           + (GEO_LAT_MIN + (((ilat + 1) & 0xFFFFFFFF) / _DIV26) * _LAT_SCALE)) / 2
+    lon = ((GEO_LONG_MIN + (ilon / _DIV26) * _LON_SCALE)
+           + (GEO_LONG_MIN + (((ilon + 1) & 0xFFFFFFFF) / _DIV26) * _LON_SCALE)) / 2
+    if lon > GEO_LONG_MAX:
+        lon = GEO_LONG_MAX
+    elif lon < GEO_LONG_MIN:
+        lon = GEO_LONG_MIN
+    if lat > GEO_LAT_MAX:
+        lat = GEO_LAT_MAX
+    elif lat < GEO_LAT_MIN:
+        lat = GEO_LAT_MIN
     return lon, lat
 
 
@@ -319,3 +349,58 @@ def search_cells(lon: float, lat: float, radius_m: float, half_w_m: float,
         if i > 0:
             last = cell
     return out
+
+
+# ---- vectorised prefilter (numpy): most candidates of a search are rejected here ----
+
+PREFILTER_MIN = 32              # candidates in one cell before the vectorised path pays
+PREFILTER_MARGIN_M = 1.0        # metres of slack: numpy's sin/cos/arcsin may differ from
+PREFILTER_MARGIN_REL = 1e-9     # libm in the last bits; nothing this close is rejected
+
+
+def _np_squash(v):
+    import numpy as np
+    u = np.uint64
+    v = v & u(_EVEN)
+    v = (v | (v >> u(1))) & u(0x3333333333333333)
+    v = (v | (v >> u(2))) & u(0x0F0F0F0F0F0F0F0F)
+    v = (v | (v >> u(4))) & u(0x00FF00FF00FF00FF)
+    v = (v | (v >> u(8))) & u(0x0000FFFF0000FFFF)
+    v = (v | (v >> u(16))) & u(0x00000000FFFFFFFF)
+    return v
+
+
+def prefilter(scores, lon0: float, lat0: float, box: bool, radius_m: float, w_m: float,
+              h_m: float):
+    """Indexes (ascending) of the scores that may lie inside the search shape.
+
+    Decodes every score with numpy and rejects those whose approximate distance (circle)
+    or approximate offsets (box) exceed the limit by more than a margin; everything else,
+    including scores that are not 52-bit geohashes and NaN results, is kept for the exact
+    scalar test, so the result is the same as testing every score exactly.
+    Complexity: O(k) vectorised for k scores.
+    """
+    import numpy as np
+    ok = (scores >= 0) & (scores < 2.0 ** 63)
+    bits = np.where(ok, scores, 0).astype(np.uint64)
+    div = float(1 << GEO_STEP_MAX)
+    ilat = _np_squash(bits).astype(np.float64)
+    ilon = _np_squash(bits >> np.uint64(1)).astype(np.float64)
+    lat = GEO_LAT_MIN + ((ilat + 0.5) / div) * (GEO_LAT_MAX - GEO_LAT_MIN)
+    lon = GEO_LONG_MIN + ((ilon + 0.5) / div) * (GEO_LONG_MAX - GEO_LONG_MIN)
+    with np.errstate(all="ignore"):
+        lat1r, lat2r = lat0 * D_R, lat * D_R
+        if box:
+            lat_d = EARTH_RADIUS_M * np.abs(lat2r - lat1r)
+            v = np.sin((lon0 * D_R - lon * D_R) / 2)
+            a = np.cos(lat2r) ** 2 * v * v
+            lon_d = 2.0 * EARTH_RADIUS_M * np.arcsin(np.sqrt(a))
+            far = ((lat_d > h_m / 2 + PREFILTER_MARGIN_M + h_m * PREFILTER_MARGIN_REL)
+                   | (lon_d > w_m / 2 + PREFILTER_MARGIN_M + w_m * PREFILTER_MARGIN_REL))
+        else:
+            u = np.sin((lat2r - lat1r) / 2)
+            v = np.sin((lon * D_R - lon0 * D_R) / 2)
+            a = u * u + math.cos(lat1r) * np.cos(lat2r) * v * v
+            d = 2.0 * EARTH_RADIUS_M * np.arcsin(np.sqrt(a))
+            far = d > radius_m + PREFILTER_MARGIN_M + radius_m * PREFILTER_MARGIN_REL
+    return np.nonzero(~far | ~ok)[0]

@@ -38,6 +38,7 @@ class CommandSpec:
     denyoom: bool = False
     noauth: bool = False
     keyspace_read: bool = False     # reads keys (litehit shadow, keyspace stats)
+    getkeys: Callable | None = None  # COMMAND GETKEYS for movable keys: fn(argv) -> keys
 
     def keys(self, argv: list) -> list:
         """The key arguments of one call (COMMAND GETKEYS)."""

@@ -361,7 +361,7 @@ def command_getkeys(c, argv):
         spec = spec.subcommands.get(call[1].lower().decode("utf-8", "surrogateescape"), spec)
     if not spec.arity_ok(len(call)):
         raise CommandError("Invalid number of arguments specified for command")
-    keys = spec.keys(call)
+    keys = spec.keys(call) if spec.getkeys is None else spec.getkeys(call)
     if not keys:
         raise CommandError("The command has no key arguments")
     return list(keys)

@@ -117,37 +117,46 @@ def _parse(c, argv, numkeys_at: int, op: str, store: bool, card: bool):
     return srcs, how, withscores, limit
 
 
-def _inter(srcs: list, how: str, limit: int = 0, count_only: bool = False):
-    """Intersection as {member: score} (or its size when ``count_only``)."""
+def _lookup(src: _Input):
+    """A member -> score-or-None function for one input (a plain set's members score 1)."""
+    v = src.value
+    if v.__class__ is ZSet:
+        return v.scores.get
+    return lambda m: 1.0 if m in v else None
+
+
+def _inter(srcs: list, how: str) -> dict:
+    """Intersection as {member: score}, combining scores in Redis's operand order."""
     srcs = sorted(srcs, key=len)
     first = srcs[0]
     out = {}
-    count = 0
     if len(first) == 0:
-        return 0 if count_only else out
-    rest = srcs[1:]
+        return out
+    # (same object as the first input, lookup, weight) per other input, bound once
+    rest = [(src.value is first.value, _lookup(src), src.weight) for src in srcs[1:]]
     w0 = first.weight
+    sum_ = how is _SUM
     for member, s in list(first.items()):
         score = w0 * s
         if score != score:
             score = 0.0
-        for src in rest:
-            if src.value is first.value:
-                v = s * src.weight
+        for same, get, w in rest:
+            if same:
+                v = s * w
             else:
-                v = src.get(member)
+                v = get(member)
                 if v is None:
                     break
-                v *= src.weight
-            score = _aggregate(score, v, how)
-        else:
-            if count_only:
-                count += 1
-                if limit and count >= limit:
-                    break
+                v *= w
+            if sum_:
+                score += v
+                if score != score:
+                    score = 0.0
             else:
-                out[member] = score
-    return count if count_only else out
+                score = _aggregate(score, v, how)
+        else:
+            out[member] = score
+    return out
 
 
 def _union(srcs: list, how: str) -> dict:
@@ -255,5 +264,11 @@ def zintercard(c, argv):
     """ZINTERCARD numkeys key [key ...] [LIMIT limit]
     Returns the size of the intersection, counting no further than LIMIT (0 = no limit)."""
     srcs, _, _, limit = _parse(c, argv, 1, "inter", False, True)
-    return _inter(srcs, _SUM, limit, True)
+    # Only the count matters (Redis stops counting at LIMIT, whatever the order), so the
+    # members are intersected as hash sets in C rather than looked up one by one.
+    keysets = [() if s.value is None else
+               (s.value.scores.keys() if s.value.__class__ is ZSet else s.value) for s in srcs]
+    keysets.sort(key=len)
+    n = len(set(keysets[0]).intersection(*keysets[1:])) if keysets[0] else 0
+    return min(n, limit) if limit else n
 

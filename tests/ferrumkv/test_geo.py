@@ -47,6 +47,55 @@ def test_interleave_round_trip_and_cells():
         assert abs(dlon - lon) < 360 / 2 ** 26 and abs(dlat - lat) < 171 / 2 ** 26
 
 
+def test_coordinate_text_equals_long_double_printing():
+    """format_coord ("%.17f" trimmed) against the exact long double printer INCRBYFLOAT uses."""
+    from ferrumkv_py.commands.longdouble import format_long_double_human
+    rng = random.Random(13)
+    values = [-0.0, 0.0, 1e-18, -1e-18, 5e-18, 180.0, -85.05112878, 1e300]
+    values += [rng.uniform(-200, 200) for _ in range(5000)]
+    for _ in range(2000):
+        values.extend(geohash.decode(float(rng.getrandbits(52))))
+    for x in values:
+        n, d = x.as_integer_ratio()
+        assert format_coord(x) == format_long_double_human((n, -(d.bit_length() - 1))), x
+
+
+def test_table_decode_equals_cell_centre():
+    """decode()'s 16-bit-table path against the cell_area arithmetic, on every kind of score."""
+    rng = random.Random(11)
+    for _ in range(20000):
+        s = float(rng.getrandbits(rng.choice([52, 53, 20, 64])))
+        if rng.random() < 0.1:
+            s = -s
+        if rng.random() < 0.05:
+            s += 0.5
+        lon_min, lon_max, lat_min, lat_max = geohash.cell_area(geohash.score_bits(s), 26)
+        lon = min(max((lon_min + lon_max) / 2, -180.0), 180.0)
+        lat = min(max((lat_min + lat_max) / 2, geohash.GEO_LAT_MIN), geohash.GEO_LAT_MAX)
+        assert geohash.decode(s) == (lon, lat), s
+
+
+def test_prefilter_keeps_everything_inside():
+    """The numpy prefilter never drops a member the exact test keeps (circles and boxes)."""
+    import numpy as np
+    rng = random.Random(12)
+    for _ in range(60):
+        lon0, lat0 = rng.uniform(-180, 180), rng.uniform(-85, 85)
+        scores = np.array([float(geohash.score_of(
+            max(-180, min(180, lon0 + rng.uniform(-3, 3))),
+            max(-85, min(85, lat0 + rng.uniform(-3, 3))))) for _ in range(300)])
+        r, w, h = rng.uniform(1, 4e5), rng.uniform(1, 6e5), rng.uniform(1, 6e5)
+        keep_c = set(geohash.prefilter(scores, lon0, lat0, False, r, 0, 0).tolist())
+        keep_b = set(geohash.prefilter(scores, lon0, lat0, True, 0, w, h).tolist())
+        for k, s in enumerate(scores.tolist()):
+            lon, lat = geohash.decode(s)
+            if geohash.distance(lon0, lat0, lon, lat) <= r:
+                assert k in keep_c
+            if geohash.in_box(w, h, lon0, lat0, lon, lat) is not None:
+                assert k in keep_b
+        assert len(keep_c) < len(scores) or r > 3e5      # it does reject something
+
+
 def test_neighbours_wrap_and_distance():
     step = 3
     bits = geohash.encode(0.0, 0.0, step)
@@ -178,7 +227,8 @@ def test_errors_and_edges_same_as_redis(redis_server, server):
 # Infinite and huge radii / boxes (C's NaN from cos(inf)), the poles and the date line,
 # zero radii, and scores that are not geohashes (negative, beyond 2**64, 2**52).
 EXTREMES = """
-geoadd g 13.361389 38.115556 Palermo 15.087269 37.502669 Catania -179.9 0 w 179.9 0 e 0 85 n 180 -85.05112878 se
+geoadd g 13.361389 38.115556 Palermo 15.087269 37.502669 Catania -179.9 0 w 179.9 0 e
+geoadd g 0 85 n 180 -85.05112878 se
 geosearch g fromlonlat 0 0 byradius inf m
 geosearch g fromlonlat 0 0 bybox inf 1 m
 geosearch g fromlonlat 0 0 bybox 1 inf m withdist
@@ -282,3 +332,60 @@ def _geo_script(seed: int) -> str:
 @pytest.mark.parametrize("seed", range(6))
 def test_random_searches_same_as_redis(redis_server, server, seed):
     assert_same_as_redis(redis_server, server.port, _geo_script(seed))
+
+
+def _ties_script(seed: int) -> str:
+    """Many members at a few identical points, so distances tie: COUNT windows go through
+    Redis's partial quicksort, whose order among equals the replay checks."""
+    rng = random.Random(seed)
+    spots = [(10 + rng.uniform(-0.01, 0.01), 10 + rng.uniform(-0.01, 0.01)) for _ in range(4)]
+    lines = []
+    for i in range(rng.choice([12, 60, 200])):
+        lon, lat = rng.choice(spots)
+        lines.append("geoadd g %.6f %.6f m%d" % (lon, lat, i))
+    for _ in range(25):
+        count = rng.randint(1, 80)
+        order = rng.choice(["", "asc", "desc"])
+        lines.append("geosearch g fromlonlat 10 10 byradius 5 km count %d %s withdist"
+                     % (count, order))
+        lines.append("georadius g 10.001 9.999 5 km count %d %s" % (count, order))
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_distance_ties_same_as_redis(redis_server, server, seed):
+    assert_same_as_redis(redis_server, server.port, _ties_script(seed))
+
+
+def _global_script(seed: int) -> str:
+    """Points over the whole indexable range, many near the date line, the poles and the
+    equator; radii and boxes from 10 cm to beyond the Earth's size, in metres."""
+    rng = random.Random(seed)
+    lines = []
+    for i in range(300):
+        lon = rng.choice([rng.uniform(-180, 180), rng.choice([-180, 180, 0]) + rng.uniform(-1, 1)])
+        lat = rng.choice([rng.uniform(-85.05, 85.05),
+                          rng.choice([-85.05, 85.05, 0]) + rng.uniform(-0.5, 0.5)])
+        lon = max(-180.0, min(180.0, lon))
+        lat = max(geohash.GEO_LAT_MIN, min(geohash.GEO_LAT_MAX, lat))
+        lines.append("geoadd g %r %r m%d" % (lon, lat, i))
+    for _ in range(60):
+        lon = rng.choice([rng.uniform(-180, 180), rng.choice([-180.0, 180.0, 0.0])])
+        lat = rng.choice([rng.uniform(-85, 85),
+                          rng.choice([-85.05112878, 85.05112878, 0.0, 66.5, -80.5])])
+        r = 10 ** rng.uniform(-1, 7.5)
+        if rng.random() < 0.5:
+            lines.append("geosearch g fromlonlat %r %r byradius %r m withdist withhash asc"
+                         % (lon, lat, r))
+        else:
+            w, h = 10 ** rng.uniform(-1, 7.7), 10 ** rng.uniform(-1, 7.7)
+            lines.append("geosearch g fromlonlat %r %r bybox %r %r m withcoord desc"
+                         % (lon, lat, w, h))
+        lines.append("geosearch g frommember m%d byradius %r km count %d"
+                     % (rng.randrange(300), r / 1000, rng.randint(1, 50)))
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_global_searches_same_as_redis(redis_server, server, seed):
+    assert_same_as_redis(redis_server, server.port, _global_script(seed))

@@ -170,8 +170,9 @@ def _script(seed: int) -> str:
         la, lb = rng.choice([1, 10, 100, 400]), rng.choice([1, 10, 100, 400])
         lines.append("set a %s" % "".join(rng.choice(alphabet) for _ in range(la)))
         lines.append("set b %s" % "".join(rng.choice(alphabet) for _ in range(lb)))
-        lines.append("lcs a b " + rng.choice(["", "len", "idx", "idx withmatchlen",
-                                              "idx minmatchlen 2", "idx minmatchlen 5 withmatchlen"]))
+        opts = ["", "len", "idx", "idx withmatchlen", "idx minmatchlen 2",
+                "idx minmatchlen 5 withmatchlen"]
+        lines.append("lcs a b " + rng.choice(opts))
     return "\n".join(lines)
 
 
