@@ -116,3 +116,7 @@ HELLO_NOAUTH = ("NOAUTH HELLO must be called with the client already authenticat
 CONFIG_SET_FAILED = "CONFIG SET failed (possibly related to argument '%s') - %s"
 CONFIG_SET_UNKNOWN = "Unknown option or number of arguments for CONFIG SET - '%s'"
 INT_OUT_OF_RANGE = "value is out of range, value must between -2147483648 and 2147483647"
+# ---- pub/sub and client tracking ----
+PUBSUB_CONTEXT = ("Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
+                  "RESET are allowed in this context")
+SUBCOMMAND_SYNTAX = ("unknown subcommand or wrong number of arguments for '%s'. Try %s HELP.")
