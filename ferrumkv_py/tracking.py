@@ -173,7 +173,11 @@ class Tracking:
     # ---- invalidation ----
 
     def invalidate_key(self, key: bytes, bcast: bool = True) -> None:
-        """A key changed: tell the clients that may cache it.  See the module docstring."""
+        """A key changed: tell the clients that may cache it (see the module docstring).
+
+        ``bcast=False`` (the table's size limit) skips the BCAST prefixes: the key did not
+        change.  Complexity: O(clients remembered for the key + BCAST prefixes).
+        """
         if self.flushing:
             return
         if bcast and self.prefixes:
@@ -319,18 +323,89 @@ def check_enable(c, bcast: bool, optin: bool, optout: bool, prefixes: list) -> N
     if tr is not None and ((optin and tr.optout) or (optout and tr.optin)):
         raise CommandError("You can't switch OPTIN/OPTOUT mode before disabling tracking for "
                            "this client, and then re-enabling it with a different mode.")
-    existing = list(tr.prefixes) if tr is not None else []
-    for i, p in enumerate(prefixes):
-        for old in existing:
-            if p.startswith(old) or old.startswith(p):
-                raise CommandError(
-                    "Prefix '%s' overlaps with an existing prefix '%s'. Prefixes for a "
-                    "single client must not overlap." % (_s(p), _s(old)))
-        for q in prefixes[i + 1:]:
-            if p.startswith(q) or q.startswith(p):
-                raise CommandError(
-                    "Prefix '%s' overlaps with another provided prefix '%s'. Prefixes for "
-                    "a single client must not overlap." % (_s(p), _s(q)))
+    existing = _trie(tr.prefixes if tr is not None else ())
+    later = _later_clashes(prefixes)
+    for i, p in enumerate(prefixes):     # Redis's order: prefix i against the existing
+        old = _first_overlap(existing, p)   # ones, then against the later given ones
+        if old is not None:
+            raise CommandError(
+                "Prefix '%s' overlaps with an existing prefix '%s'. Prefixes for a "
+                "single client must not overlap." % (_s(p), _s(old)))
+        if later[i] is not None:
+            raise CommandError(
+                "Prefix '%s' overlaps with another provided prefix '%s'. Prefixes for "
+                "a single client must not overlap." % (_s(p), _s(prefixes[later[i]])))
+
+
+def _trie(words) -> dict:
+    """A byte trie of ``words``: nested dicts keyed by byte value, ``_END`` marks a word.
+    Complexity: O(total length)."""
+    root: dict = {}
+    for w in words:
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[_END] = w
+    return root
+
+
+def _first_overlap(trie: dict, p: bytes):
+    """The lexicographically first word of ``trie`` that overlaps ``p`` (one starts with
+    the other), or None: the shortest word on p's path, else the smallest word below p.
+    Complexity: O(len(p) + the depth below p)."""
+    node = trie
+    for ch in p:
+        if _END in node:
+            return node[_END]
+        node = node.get(ch)
+        if node is None:
+            return None
+    if not node:                         # an empty trie
+        return None
+    while _END not in node:              # every leaf ends a word, so this stops
+        node = node[min(k for k in node if k >= 0)]
+    return node[_END]
+
+
+def _later_clashes(prefixes: list) -> list:
+    """For each prefix i, the first j > i whose prefix overlaps it (or None).
+
+    Walks the prefixes from the last one back, inserting each into a trie whose nodes keep
+    the smallest index below them and whose ends keep their index; for prefix i the trie
+    then answers both "a later prefix starts with p_i" (the node at p_i) and "a later
+    prefix is a prefix of p_i" (the ends on p_i's path).  Complexity: O(total length)
+    (Redis's pairwise check is quadratic in C; a quadratic loop in Python would stall the
+    server on a few thousand prefixes).
+    """
+    root: dict = {}
+    best_j = [None] * len(prefixes)
+    for i in range(len(prefixes) - 1, -1, -1):
+        p = prefixes[i]
+        node, j = root, None
+        for ch in p:                       # later prefixes that p_i extends
+            end = node.get(_END)
+            if end is not None and (j is None or end < j):
+                j = end
+            node = node.get(ch)
+            if node is None:
+                break
+        else:
+            end, low = node.get(_END), node.get(_MIN)   # p_i itself / prefixes under it
+            for cand in (end, low):
+                if cand is not None and (j is None or cand < j):
+                    j = cand
+        best_j[i] = j
+        node = root
+        for ch in p:                       # insert p_i; i is the smallest index so far
+            node[_MIN] = i
+            node = node.setdefault(ch, {})
+        node[_MIN] = i
+        node[_END] = i
+    return best_j
+
+
+_END = -1      # trie keys: bytes iterate as ints >= 0, so negative ints are free markers
+_MIN = -2
 
 
 def _s(b: bytes) -> str:

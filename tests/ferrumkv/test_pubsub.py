@@ -247,3 +247,29 @@ def test_pubsub_introspection_errors_match_redis(server, redis_server):
         c.close()
         return out
     assert run(server.port) == run(redis_server)
+
+
+@pytest.mark.needs_redis
+def test_subscribe_inside_multi_matches_redis(server, redis_server):
+    def run(port):
+        c = Conn(port)
+        out = [c.cmd("MULTI"), c.cmd("SUBSCRIBE", "a", "b"), c.cmd("PSUBSCRIBE", "x*")]
+        c.send(b"*1\r\n$4\r\nEXEC\r\n")
+        out += [c.read_reply() for _ in range(2)]   # "*2" + two frames, then the third
+        out.append(c.drain())
+        c.close()
+        return out
+    assert run(server.port) == run(redis_server)
+
+
+def test_client_kill_type_pubsub(server):
+    r = redis.Redis(port=server.port, protocol=2)
+    sub, plain = Conn(server.port), Conn(server.port)
+    sub.cmd("SUBSCRIBE", "k")
+    plain.cmd("PING")
+    assert r.execute_command("CLIENT", "KILL", "TYPE", "pubsub") == 1
+    assert sub.closed() and not plain.closed(0.2)
+    assert r.pubsub_numsub("k") == [(b"k", 0)]
+    sub.close()
+    plain.close()
+    r.close()

@@ -206,3 +206,37 @@ def test_redis_py_client_side_cache_sees_invalidations(server, csc_allowed):
     assert r.get("ck") is None
     r.close()
     w.close()
+
+
+def test_prefix_overlap_checks_match_a_naive_search():
+    from ferrumkv_py.tracking import _first_overlap, _later_clashes, _trie
+    import random
+
+    def overlap(a, b):
+        return a.startswith(b) or b.startswith(a)
+    rng = random.Random(7)
+    for _ in range(2000):
+        ps = [bytes(rng.choice(b"ab") for _ in range(rng.randint(0, 4)))
+              for _ in range(rng.randint(0, 7))]
+        want = [next((j for j in range(i + 1, len(ps)) if overlap(ps[i], ps[j])), None)
+                for i in range(len(ps))]
+        assert _later_clashes(ps) == want, ps
+        existing = sorted({bytes(rng.choice(b"ab") for _ in range(rng.randint(0, 4)))
+                           for _ in range(rng.randint(0, 5))})
+        p = bytes(rng.choice(b"ab") for _ in range(rng.randint(0, 4)))
+        assert _first_overlap(_trie(existing), p) == next(
+            (e for e in existing if overlap(e, p)), None), (existing, p)
+
+
+def test_many_prefixes_one_clash_at_the_end(server):
+    t = Conn(server.port)
+    t.cmd("HELLO", "3")
+    args = ["CLIENT", "TRACKING", "ON", "BCAST"]
+    for i in range(20000):
+        args += ["PREFIX", "p%06d:" % i]
+    assert t.cmd(*args) == b"+OK\r\n"
+    assert redis.Redis(port=server.port).info()["tracking_total_prefixes"] == 20000
+    assert t.cmd("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "zz", "PREFIX", "p019999:x") \
+        == (b"-ERR Prefix 'p019999:x' overlaps with an existing prefix 'p019999:'. Prefixes "
+            b"for a single client must not overlap.\r\n")
+    t.close()
