@@ -316,6 +316,12 @@ def client_help(c, argv):
         "GETNAME", "    Return the name of the current connection.",
         "SETNAME <name>", "    Assign the name <name> to the current connection.",
         "SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]", "    Control server assisted client side caching.",
+        "TRACKINGINFO", "    Report tracking status for the current connection.",
         "HELP", "    Print this help.")]
 
 

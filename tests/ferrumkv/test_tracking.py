@@ -240,3 +240,16 @@ def test_many_prefixes_one_clash_at_the_end(server):
         == (b"-ERR Prefix 'p019999:x' overlaps with an existing prefix 'p019999:'. Prefixes "
             b"for a single client must not overlap.\r\n")
     t.close()
+
+
+@pytest.mark.needs_redis
+def test_client_help_tracking_lines_match_redis(server, redis_server):
+    def lines(port):
+        return redis.Redis(port=port, protocol=2, decode_responses=True).execute_command(
+            "CLIENT", "HELP")
+    ours, theirs = lines(server.port), lines(redis_server)
+    for head in ("CACHING", "GETREDIR", "TRACKING (ON", "TRACKINGINFO"):
+        i = next(k for k, x in enumerate(ours) if x.startswith(head))
+        j = next(k for k, x in enumerate(theirs) if x.startswith(head))
+        n = 3 if head == "TRACKING (ON" else 2
+        assert ours[i:i + n] == theirs[j:j + n]
