@@ -226,16 +226,19 @@ class Tracking:
     def broadcast(self) -> None:
         """Send each BCAST prefix's collected keys (one message per prefix and client).
 
-        Complexity: O(prefixes + keys collected * clients in NOLOOP mode).
+        Prefixes and keys go in byte order, as Redis walks its radix trees.
+        Complexity: O(P log P + K log K + K * clients in NOLOOP mode) for P prefixes and K
+        collected keys.
         """
         self.bcast_dirty = False
-        for clients, keys in self.prefixes.values():
+        for _, (clients, keys) in sorted(self.prefixes.items()):  # Redis: radix-tree order
             if not keys:
                 continue
-            common = _keys_array(list(keys))
+            ordered = sorted(keys)
+            common = _keys_array(ordered)
             for c in list(clients):
                 if c.tracking is not None and c.tracking.noloop:
-                    mine = [k for k, who in keys.items() if who is not c]
+                    mine = [k for k in ordered if keys[k] is not c]
                     if mine:
                         self._send(c, _keys_array(mine))
                 else:

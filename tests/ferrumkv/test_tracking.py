@@ -84,9 +84,10 @@ def _script(port: int) -> list:
     rd.close()
     time.sleep(0.05)
     out.append(w.cmd("SET", "r1", "w"))
+    frames = t.drain(PONG3)                    # r1 was already invalidated: nothing
     out.append(t.cmd("GET", "r1"))
     out.append(w.cmd("SET", "r1", "x"))
-    frames = t.drain(PONG3)
+    frames += [b"--"] + t.drain(PONG3)
     out.append([f.replace(b":%d\r\n" % rid, b":<rid>\r\n") for f in frames])
     out.append(t.cmd("CLIENT", "TRACKINGINFO").replace(b":%d\r\n" % rid, b":<rid>\r\n"))
     for c in (t, w):
@@ -253,3 +254,39 @@ def test_client_help_tracking_lines_match_redis(server, redis_server):
         j = next(k for k, x in enumerate(theirs) if x.startswith(head))
         n = 3 if head == "TRACKING (ON" else 2
         assert ours[i:i + n] == theirs[j:j + n]
+
+
+def _bcast_script(port: int) -> list:
+    t, w = Conn(port), Conn(port)
+    t.cmd("HELLO", "3")
+    out = [t.cmd("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "k", "PREFIX", "j", "NOLOOP")]
+    out.append(w.cmd("MSET", "k1", "a", "k2", "b", "x", "c", "j9", "d"))
+    out.append(t.drain(PONG3))
+    out.append(t.cmd("SET", "k3", "v"))            # its own change: left out (NOLOOP)
+    out.append(t.drain(PONG3))
+    out.append(w.cmd("SET", "k1", "z"))
+    out.append(t.drain(PONG3))
+    out.append(t.cmd("SET", "k1", "y"))            # changed last by itself: left out
+    out.append(w.cmd("DEL", "k2"))
+    out.append(t.drain(PONG3))
+    out.append(t.cmd("CLIENT", "TRACKING", "ON", "BCAST"))   # adds the "" prefix
+    out.append(t.cmd("CLIENT", "TRACKINGINFO"))
+    out.append(w.cmd("SET", "zz", "1"))
+    out.append(t.drain(PONG3))
+    out.append(t.cmd("MULTI"))
+    out.append(t.cmd("CLIENT", "TRACKING", "OFF"))
+    out.append(t.cmd("EXEC"))
+    out.append(w.cmd("SET", "k1", "again"))
+    out.append(t.drain(PONG3))
+    w.cmd("FLUSHALL")
+    t.close()
+    w.close()
+    return out
+
+
+@pytest.mark.needs_redis
+def test_bcast_noloop_session_matches_redis(server, redis_server):
+    ours = _bcast_script(server.port)
+    assert ours == _bcast_script(redis_server)
+    assert ours[2] == [_inv(b"j9"), _inv(b"k1", b"k2")]   # prefixes in byte order
+    assert ours[9] == [_inv(b"k2")]                         # k1: changed last by itself
