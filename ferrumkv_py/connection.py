@@ -299,6 +299,8 @@ class Client(asyncio.Protocol):
         try:
             reply = spec.handler(self, argv)
         except Exception as e:
+            if self.tracking is not None and spec.keyspace_read:   # Redis: even on errors
+                self.server.tracking.remember(self, spec, argv)
             return self._failed(spec, e)
         self._count(spec)
         t = reply.__class__

@@ -66,7 +66,10 @@ def _script(port: int) -> list:
         (t, ("CLIENT", "TRACKING", "ON", "BCAST", "PREFIX", "ab", "PREFIX", "a")),
         (t, ("CLIENT", "TRACKING", "MAYBE")), (t, ("CLIENT", "TRACKING", "ON", "FOO")),
         (t, ("CLIENT", "CACHING", "YES")),
-        (t, ("CLIENT", "TRACKING", "ON", "REDIRECT", str(rid))), (t, ("GET", "r1")),
+        (t, ("CLIENT", "TRACKING", "ON", "REDIRECT", str(rid))),
+        (w, ("HSET", "h", "f", "v")), (t, ("GET", "h")), (w, ("DEL", "h")),   # WRONGTYPE
+        (rd, ("PING",)),                             # reads remember keys even on errors
+        (t, ("GET", "r1")),
         (w, ("SET", "r1", "v")), (rd, ("PING",)),
     ]
     for conn, args in steps:
