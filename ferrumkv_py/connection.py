@@ -369,8 +369,14 @@ class Client(asyncio.Protocol):
             if self.dirty_cas:
                 return encode(NULL_ARRAY, self.proto)
             parts = [b"*%d\r\n" % len(queued)]
-            for spec, argv in queued:
-                parts.append(self.run(spec, argv))
+            outer = self.executing
+            if outer is not None:   # frames pushed to itself go between the replies (Redis)
+                self.executing = parts
+            try:
+                for spec, argv in queued:
+                    parts.append(self.run(spec, argv))
+            finally:
+                self.executing = outer
             return b"".join(parts)
         finally:
             self.multi_error = self.multi_denyoom = False

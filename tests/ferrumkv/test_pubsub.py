@@ -273,3 +273,21 @@ def test_client_kill_type_pubsub(server):
     sub.close()
     plain.close()
     r.close()
+
+
+@pytest.mark.needs_redis
+def test_pushes_to_itself_inside_exec_match_redis(server, redis_server):
+    def run(port):
+        c = Conn(port)
+        c.cmd("HELLO", "3")
+        c.cmd("CONFIG", "SET", "notify-keyspace-events", "E$")
+        out = [c.cmd("SUBSCRIBE", "c"), c.cmd("PSUBSCRIBE", "__keyevent@0__:*"),
+               c.cmd("MULTI"), c.cmd("PUBLISH", "c", "x"), c.cmd("SET", "q", "1"),
+               c.cmd("PUBLISH", "c", "y")]
+        c.send(b"*1\r\n$4\r\nEXEC\r\n")
+        out.append(c.drain(PONG3))   # the EXEC reply with the pushes between its elements
+        c.cmd("CONFIG", "SET", "notify-keyspace-events", "")
+        c.close()
+        return out
+    ours = run(server.port)
+    assert ours == run(redis_server)
