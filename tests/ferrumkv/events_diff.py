@@ -29,12 +29,14 @@ class Conn(RawConn):
                                   for a in args]))
         return [self.read_reply() for _ in range(n)]
 
-    def drain(self, pong: bytes = PONG2) -> list:
-        """Every frame queued before the reply to a PING sent now."""
+    def drain(self, pong: bytes | None = None) -> list:
+        """Every frame queued before the reply to a PING sent now (``pong``: that reply;
+        by default either form, a subscribed RESP2 client's frame or ``+PONG``)."""
         self.send(encode_command([b"PING"]))
+        ends = (PONG2, PONG3) if pong is None else (pong,)
         out = []
         while True:
             f = self.read_reply()
-            if f == pong or not f:
+            if f in ends or not f:
                 return out
             out.append(f)
