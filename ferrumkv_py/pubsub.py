@@ -124,7 +124,7 @@ class PubSub:
         if shard or not self.patterns:
             return n
         tail = None
-        for pat, (match, psubs) in list(self.patterns.items()):
+        for pat, (match, psubs) in self.patterns.items():   # push() never unsubscribes
             if match is None or match(channel):
                 if tail is None:
                     tail = bulk(channel) + bulk(message)
@@ -141,7 +141,7 @@ def _deliver(subs: dict, body: bytes, nparts: int) -> int:
     """Push one frame body to every client of ``subs``, encoded once per protocol."""
     f2 = b"*%d\r\n%b" % (nparts, body)
     f3 = None
-    for c in list(subs):
+    for c in subs:          # push() only queues bytes: nothing here can unsubscribe
         if c.proto == 3:
             if f3 is None:
                 f3 = b">%d\r\n%b" % (nparts, body)
