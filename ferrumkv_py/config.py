@@ -126,6 +126,10 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("databases", "int", 16, False, 1, INT_MAX, doc="number of logical databases"),
     S("hll-sparse-max-bytes", "memory", 3000, True, 0, LLONG_MAX,
       doc="largest sparse HyperLogLog in bytes before it turns dense (as Redis)"),
+    S("notify-keyspace-events", "string", "", True,
+      doc="keyspace notification classes, Redis letters K E g $ l s h z x e t m d n A"),
+    S("tracking-table-max-keys", "int", 1000000, True, 0, LLONG_MAX,
+      doc="keys CLIENT TRACKING remembers before invalidating the oldest (0 = no limit)"),
     # ---- logging and files ----
     S("loglevel", "enum", "notice", True, choices=("debug", "verbose", "notice", "warning"),
       doc="log verbosity"),

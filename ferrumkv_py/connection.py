@@ -39,6 +39,9 @@ _MULTI_IMMEDIATE = frozenset({"exec", "discard", "multi", "watch", "quit", "rese
 UNKNOWN_ARGS_MAX = 128  # bytes of arguments quoted in "unknown command" (Redis %.128s)
 # Commands never refused for memory inside MULTI (Redis processCommand).
 _MULTI_NO_OOM = frozenset({"exec", "discard", "quit", "reset"})
+# What a subscribed RESP2 client may run (Redis processCommand, CLIENT_PUBSUB).
+_PUBSUB_ALLOWED = frozenset({"ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe",
+                             "psubscribe", "punsubscribe", "quit", "reset"})
 # Bulk reply headers (``$<len>\r\n``) of the inline path, by payload length.
 BULK_PREFIXES = 1024
 _BULK_PREFIX = tuple(b"$%d\r\n" % n for n in range(BULK_PREFIXES))
@@ -77,6 +80,15 @@ class Client(asyncio.Protocol):
         self.closing = False
         self.paused = False
         self.last_cmd = "NULL"
+        # ---- pub/sub, tracking (pubsub.py, tracking.py) ----
+        self.sub_channels: dict = {}  # channel -> None, in subscription order
+        self.sub_patterns: dict = {}
+        self.sub_shard: dict = {}
+        self.obuf_class = "normal"   # client-output-buffer-limit class: normal | pubsub
+        self.tracking = None         # tracking.ClientTracking while CLIENT TRACKING is on
+        self.slow_path = False       # subscribed or tracking: every command takes call()
+        self.executing = None        # this read's reply list while its commands run
+        self.pending = None          # frames pushed by other clients' commands, unsent
 
     @property
     def authenticated(self) -> bool:
@@ -118,6 +130,8 @@ class Client(asyncio.Protocol):
     def connection_lost(self, exc) -> None:
         self.closing = True
         self.unwatch_all()
+        if self.slow_path:
+            self.leave_events()
         self.server.remove_client(self)
 
     def pause_writing(self) -> None:
@@ -142,6 +156,7 @@ class Client(asyncio.Protocol):
         self.last_interaction = server.now_mono
         stats.net_input_bytes += len(data)
         out = []
+        self.executing = out    # push() to this client goes before the current reply
         append = out.append
         get_batch = reader.get_batch
         commands = COMMANDS
@@ -170,7 +185,7 @@ class Client(asyncio.Protocol):
                 # GET -P 16 -11%: bench/server_bench.py --parts dispatch).
                 spec = commands.get(argv[0])
                 if (spec is None or spec.subcommands or self.multi is not None
-                        or reader.unauth
+                        or reader.unauth or self.slow_path
                         or ((len(argv) != spec.arity) if spec.arity > 0
                             else (len(argv) < -spec.arity))
                         or (spec.denyoom and server.maxmemory
@@ -223,10 +238,13 @@ class Client(asyncio.Protocol):
                 break
         if stats.pending:
             stats.flush(_perf_ns() - t0)
+        self.executing = None
         if out:
             data = b"".join(out) if len(out) > 1 else out[0]
             stats.net_output_bytes += len(data)
             self.transport.write(data)
+        if server.push_clients:
+            server.flush_pushes()
         if self.closing:
             self.transport.close()
 
@@ -273,11 +291,16 @@ class Client(asyncio.Protocol):
                 deny = spec.denyoom
             if deny and not server.evictor.make_room():
                 return self._reject(errors.OOMError().text, spec)
+        if (self.proto == 2 and spec.name not in _PUBSUB_ALLOWED
+                and (self.sub_channels or self.sub_patterns or self.sub_shard)):
+            return self._reject("ERR " + errors.PUBSUB_CONTEXT % spec.name, spec)
         if multi is not None and spec.name not in _MULTI_IMMEDIATE:
             multi.append((spec, argv))
             if spec.denyoom:
                 self.multi_denyoom = True
             return QUEUED
+        if self.tracking is not None:   # tracking.py: remembered keys, deferred self-pushes
+            return self.server.tracking.call(self, spec, argv)
         return self.run(spec, argv)
 
     def run(self, spec, argv: list) -> bytes:
@@ -286,6 +309,8 @@ class Client(asyncio.Protocol):
         try:
             reply = spec.handler(self, argv)
         except Exception as e:
+            if self.tracking is not None and spec.keyspace_read:   # Redis: even on errors
+                self.server.tracking.remember(self, spec, argv)
             return self._failed(spec, e)
         self._count(spec)
         t = reply.__class__
@@ -302,6 +327,8 @@ class Client(asyncio.Protocol):
         shadow = self.server.shadow
         if shadow is not None:   # litehit (the slow path: no inline case, record() does all)
             shadow.record(self, spec, argv, reply)
+        if self.tracking is not None and spec.keyspace_read:
+            self.server.tracking.remember(self, spec, argv)
         self.last_cmd = spec.name
         return out
 
@@ -352,8 +379,14 @@ class Client(asyncio.Protocol):
             if self.dirty_cas:
                 return encode(NULL_ARRAY, self.proto)
             parts = [b"*%d\r\n" % len(queued)]
-            for spec, argv in queued:
-                parts.append(self.run(spec, argv))
+            outer = self.executing
+            if outer is not None:   # frames pushed to itself go between the replies (Redis)
+                self.executing = parts
+            try:
+                for spec, argv in queued:
+                    parts.append(self.run(spec, argv))
+            finally:
+                self.executing = outer
             return b"".join(parts)
         finally:
             self.multi_error = self.multi_denyoom = False
@@ -381,6 +414,40 @@ class Client(asyncio.Protocol):
 
     def close_after_reply(self) -> None:
         self.closing = True
+
+    # ---- pushed frames: pub/sub messages, invalidations (pubsub.py, tracking.py) ----
+
+    def push(self, frame: bytes) -> None:
+        """Queue an out-of-band frame for this client.  O(1).
+
+        While this client's own commands run, the frame joins its replies (before the
+        running command's reply, as Redis writes it); otherwise it waits in ``pending``
+        until the running read or cron tick ends (``Server.flush_pushes``), so a pipelined
+        burst of PUBLISHes costs each subscriber one write.
+        """
+        out = self.executing
+        if out is not None:
+            out.append(frame)
+        elif not self.closing:
+            pend = self.pending
+            if pend is None:
+                self.pending = [frame]
+                self.server.push_clients.append(self)
+            else:
+                pend.append(frame)
+
+    def update_slow_path(self) -> None:
+        """Recompute the dispatcher's ``slow_path`` test after a (un)subscribe or TRACKING."""
+        subscribed = bool(self.sub_channels or self.sub_patterns or self.sub_shard)
+        self.obuf_class = "pubsub" if subscribed else "normal"
+        self.slow_path = subscribed or self.tracking is not None
+
+    def leave_events(self) -> None:
+        """RESET / disconnect: drop every subscription and the tracking state."""
+        self.server.pubsub.drop_client(self)
+        if self.tracking is not None:
+            self.server.tracking.disable(self)
+        self.update_slow_path()
 
     def kill(self) -> None:
         """CLIENT KILL / timeout / shutdown: drop the connection now."""

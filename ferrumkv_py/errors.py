@@ -180,3 +180,7 @@ PROTECTED_MODE_DENIED = (
     "user. NOTE: You only need to do one of the above things in order for the server to "
     "start accepting connections from the outside.")
 GETKEYS_INVALID = "Invalid arguments specified for command"
+# ---- pub/sub and client tracking ----
+PUBSUB_CONTEXT = ("Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
+                  "RESET are allowed in this context")
+SUBCOMMAND_SYNTAX = ("unknown subcommand or wrong number of arguments for '%s'. Try %s HELP.")

@@ -61,8 +61,7 @@ def active_expire_cycle(ks, budget_us: int, effort: int = 1) -> int:
                     continue  # drawn twice in this sample and already deleted
                 sampled += 1
                 if ent.exp < now:
-                    db.unlink(ent)
-                    ks.expired_keys += 1
+                    db._expire_entry(ent)   # unlink, expired_keys, "expired" event
                     expired += 1
             total_expired += expired
             total_sampled += sampled

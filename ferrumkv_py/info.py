@@ -107,7 +107,7 @@ def _clients(server) -> list:
         ("cluster_connections", 0),
         ("maxclients", server.config["maxclients"]),
         ("blocked_clients", 0),
-        ("tracking_clients", 0),
+        ("tracking_clients", server.tracking.clients),
         ("clients_in_timeout_table", 0),
     ]
 
@@ -177,12 +177,13 @@ def _stats(server) -> list:
         ("total_eviction_exceeded_time", 0),
         ("keyspace_hits", ks.hits),
         ("keyspace_misses", ks.misses),
-        ("pubsub_channels", 0),
-        ("pubsub_patterns", 0),
+        ("pubsub_channels", len(server.pubsub.channels)),
+        ("pubsub_patterns", len(server.pubsub.patterns)),
+        ("pubsubshard_channels", len(server.pubsub.shard)),
         ("unexpected_error_replies", 0),
         ("total_error_replies", st.total_error_replies),
         ("total_protocol_errors", st.protocol_errors),
-    ]
+    ] + server.tracking.info_fields()
 
 
 @section("replication")

@@ -21,6 +21,7 @@ from . import memory
 from .memory import entry_cost as _entry_cost, value_cost as _value_cost
 from .sample_lists import (_CLEARED_REMAP, COMPACT_MIN_DEAD, SAMPLE_MAX_TRIES,  # noqa: F401
                            SCAN_REMAP_HISTORY, SampleLists)
+from .notify import NOTIFY_EXPIRED, NOTIFY_KEY_MISS, NOTIFY_NEW
 from .values import (EXP_PERSISTED, LFU_INIT_VAL, TOMBSTONE, Entry,  # noqa: F401
                      RHash, RList, RSet)
 
@@ -61,6 +62,8 @@ class Database(SampleLists):
             ks.misses += 1
             if ks.miss_hook is not None:
                 ks.miss_hook(key)
+            if ks.notify_flags:
+                ks.notify(self, NOTIFY_KEY_MISS, b"keymiss", key)
             return None
         exp = e.exp
         if exp > 0 and exp < ks.now_ms:
@@ -68,6 +71,8 @@ class Database(SampleLists):
             ks.misses += 1
             if ks.miss_hook is not None:
                 ks.miss_hook(key)
+            if ks.notify_flags:
+                ks.notify(self, NOTIFY_KEY_MISS, b"keymiss", key)
             return None
         ks.hits += 1
         if ks.lfu_on:
@@ -106,6 +111,8 @@ class Database(SampleLists):
         if stats:
             if e is None:
                 ks.misses += 1
+                if ks.notify_flags:
+                    ks.notify(self, NOTIFY_KEY_MISS, b"keymiss", key)
             else:
                 ks.hits += 1
         return e
@@ -133,6 +140,8 @@ class Database(SampleLists):
                            if value.__class__ is bytes else _entry_cost(key, value))
         if ks.watched:
             ks.signal(self, key)
+        if ks.notify_flags:
+            ks.notify(self, NOTIFY_NEW, b"new", key)
         return e
 
     def set_value(self, e: Entry, value) -> None:
@@ -252,8 +261,12 @@ class Database(SampleLists):
             e.lfu = lfu
 
     def _expire_entry(self, e: Entry) -> None:
+        """Delete a key past its deadline (lazy and active expiry): "expired" event."""
         self.unlink(e)
-        self.ks.expired_keys += 1
+        ks = self.ks
+        ks.expired_keys += 1
+        if ks.notify_flags:
+            ks.notify(self, NOTIFY_EXPIRED, b"expired", e.key)
 
     # ---- TTL ----
 
@@ -370,7 +383,14 @@ class Keyspace:
         # called only on lookup_read's miss branches; None = off.
         self.miss_hook = None
         # WATCH: (db id, key) -> set of watching clients; empty dict = nothing to do.
+        # While a client tracks keys it also holds tracking.TRACKING_MARK, so that the
+        # write paths' "if ks.watched" calls signal(), which calls ``invalidate(key)``.
         self.watched: dict = {}
+        self.invalidate = None
+        # Keyspace notifications (notify.py): the enabled classes, 0 when nothing can be
+        # published; the Notifier that publishes.  See :meth:`notify`.
+        self.notify_flags = 0
+        self.notifier = None
         self.dbs = [Database(i, self) for i in range(databases)]
 
     def refresh_time(self) -> int:
@@ -379,12 +399,25 @@ class Keyspace:
         return now
 
     def signal(self, db: Database, key: bytes) -> None:
-        """A key changed: mark the transactions that WATCH it as dirty.  O(1)."""
+        """A key changed: mark the transactions that WATCH it as dirty and invalidate
+        client-side caches (tracking.py).  O(1) plus the clients told."""
         if self.watched:
             clients = self.watched.get((db.id, key))
             if clients:
                 for c in clients:
                     c.dirty_cas = True
+            if self.invalidate is not None:
+                self.invalidate(key)
+
+    def notify(self, db: Database, cls: int, event: bytes, key: bytes) -> None:
+        """Keyspace notification of ``event`` on ``key`` (class ``cls``: notify.NOTIFY_*).
+
+        Every command that changes a key calls this once per Redis event, after the change;
+        it costs one attribute test when notifications are off (hot paths test
+        ``ks.notify_flags`` inline first).  Complexity: O(1) off; two PUBLISHes on.
+        """
+        if self.notify_flags & cls:
+            self.notifier.fire(db.id, event, key)
 
     def signal_all(self) -> None:
         """FLUSHALL / SWAPDB: every watched key counts as touched."""

@@ -169,6 +169,13 @@ class Server:
         self._stopped = None
         self._cron_task = None
         self.shutdown_requested = False
+        from .pubsub import PubSub
+        from .tracking import Tracking
+        from .notify import Notifier
+        self.pubsub = PubSub()
+        self.push_clients: list = []  # clients with pushed frames to write (flush_pushes)
+        self.tracking = Tracking(self)
+        self.notifier = Notifier(self)
         from .eviction import Evictor
         self.evictor = Evictor(self)
         from .shadow import install as install_shadow
@@ -269,6 +276,26 @@ class Server:
     def remove_client(self, client) -> None:
         self.clients.pop(client.id, None)
 
+    def flush_pushes(self) -> None:
+        """Write every client's pushed frames (pub/sub, invalidations) in one write each.
+
+        Called when a read's replies are out and at the end of a cron tick, as Redis sends
+        pending replies before sleeping.  Complexity: O(clients with frames + bytes).
+        """
+        tracking = self.tracking
+        if tracking.bcast_dirty:
+            tracking.broadcast()
+        clients, self.push_clients = self.push_clients, []
+        stats = self.stats
+        for c in clients:
+            if c is None:      # Tracking's "broadcast pending" marker
+                continue
+            pend, c.pending = c.pending, None
+            if pend and not c.closing and c.transport is not None:
+                data = b"".join(pend)
+                stats.net_output_bytes += len(data)
+                c.transport.write(data)
+
     # ---- lifecycle ----
 
     async def start(self) -> None:
@@ -352,6 +379,8 @@ class Server:
                     c.kill()
         if self.shadow is not None:
             self.shadow.cron()
+        if self.push_clients:
+            self.flush_pushes()
         ks.peak_memory = max(getattr(ks, "peak_memory", 0), ks.used_memory)
 
 

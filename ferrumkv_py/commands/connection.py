@@ -21,6 +21,8 @@ def ping(c, argv):
     Returns PONG, or the message."""
     if len(argv) > 2:
         raise CommandError(errors.WRONG_ARGS % "ping")
+    if c.proto == 2 and c.obuf_class == "pubsub":   # subscribed RESP2: a pong frame
+        return [b"pong", b"" if len(argv) == 1 else argv[1]]
     return PONG if len(argv) == 1 else argv[1]
 
 
@@ -46,6 +48,8 @@ def reset(c, argv):
     c.multi = None
     c.multi_error = c.multi_denyoom = False
     c.unwatch_all()
+    if c.slow_path:   # subscriptions and CLIENT TRACKING (pubsub.py, tracking.py)
+        c.leave_events()
     c.db = c.ks.dbs[0]
     c.proto = 2
     c.name = b""
@@ -193,13 +197,19 @@ def client_setinfo(c, argv):
 def client_line(c, now: float) -> str:
     """One CLIENT LIST / CLIENT INFO line, with Redis 7's field names."""
     flags = "x" if c.multi is not None else ("N" if not c.watched else "N")
-    return ("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=0 psub=0 "
-            "ssub=0 multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 "
-            "omem=0 tot-mem=0 events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s "
+    tr = c.tracking
+    if c.obuf_class == "pubsub" or tr is not None:   # Redis's order: P x t R B
+        flags = (("P" if c.obuf_class == "pubsub" else "") + flags.replace("N", "")
+                 + (tr.flag_chars() if tr is not None else "")) or "N"
+    return ("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d "
+            "ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 "
+            "omem=0 tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d lib-name=%s "
             "lib-ver=%s" % (
                 c.id, c.addr, c.laddr, c.fd, c.name.decode("utf-8", "surrogateescape"),
                 int(now - c.created), int(now - c.last_interaction), flags, c.db.id,
-                len(c.multi) if c.multi is not None else -1, c.last_cmd, c.proto,
+                len(c.sub_channels), len(c.sub_patterns), len(c.sub_shard),
+                len(c.multi) if c.multi is not None else -1, c.last_cmd,
+                tr.redirect if tr is not None else -1, c.proto,
                 c.lib_name.decode("utf-8", "surrogateescape"), c.lib_ver.decode("utf-8", "surrogateescape")))
 
 
@@ -215,7 +225,10 @@ def client_list(c, argv):
             if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
                 raise CommandError("Unknown client type '%s'" % argv[3].decode("utf-8", "surrogateescape"))
             if kind != b"normal":
-                clients = []
+                clients = [x for x in clients if kind == b"pubsub"
+                           and x.obuf_class == "pubsub"]
+            else:
+                clients = [x for x in clients if x.obuf_class != "pubsub"]
         elif opt == b"id" and len(argv) >= 4:
             ids = set()
             for a in argv[3:]:
@@ -275,7 +288,8 @@ def client_kill(c, argv):
             kind = val.lower()
             if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
                 raise CommandError("Unknown client type '%s'" % val.decode("utf-8", "surrogateescape"))
-            tests.append(lambda x, k=kind: k == b"normal")
+            tests.append(lambda x, k=kind: k == (b"pubsub" if x.obuf_class == "pubsub"
+                                                 else b"normal"))
         elif opt == b"user":
             tests.append(lambda x, u=val: u == b"default")
         else:
@@ -313,6 +327,12 @@ def client_help(c, argv):
         "GETNAME", "    Return the name of the current connection.",
         "SETNAME <name>", "    Assign the name <name> to the current connection.",
         "SETINFO <LIB-NAME|LIB-VER> <value>", "    Set client library name or version.",
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR", "    Return the client ID we are redirecting to when tracking is enabled.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]", "    Control server assisted client side caching.",
+        "TRACKINGINFO", "    Report tracking status for the current connection.",
         "HELP", "    Print this help.")]
 
 

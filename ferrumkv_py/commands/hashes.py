@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .. import errors, memory
 from ..errors import CommandError
+from ..notify import NOTIFY_GENERIC, NOTIFY_HASH
 from ..registry import command
 from ..resp import OK
 from ..values import RHash
@@ -59,6 +60,8 @@ def _set_fields(c, key: bytes, pairs: list, only_new: bool = False) -> int:
         c.db.add(key, h)
     elif delta or added or not only_new:
         c.db.grow(e, delta)
+    if added or not only_new:
+        c.ks.notify(c.db, NOTIFY_HASH, b"hset", key)
     return added
 
 
@@ -108,6 +111,8 @@ def hset(c, argv):
                 ks.used_memory += delta
                 if ks.watched:     # signalled even when the value is unchanged, as Redis
                     ks.signal(db, key)
+                if ks.notify_flags:
+                    ks.notify(db, NOTIFY_HASH, b"hset", key)
                 return 1 if old is None else 0
     if len(argv) % 2:
         raise CommandError(errors.WRONG_ARGS % "hset")
@@ -147,6 +152,9 @@ def hdel(c, argv):
             delta -= memory.hash_field_cost(f, v)
     if removed:
         shrink(c, e, delta)
+        c.ks.notify(c.db, NOTIFY_HASH, b"hdel", argv[1])
+        if e.value is None:
+            c.ks.notify(c.db, NOTIFY_GENERIC, b"del", argv[1])
     return removed
 
 
@@ -167,6 +175,7 @@ def hincrby(c, argv):
     if not LLONG_MIN <= value <= LLONG_MAX:
         raise CommandError(errors.OVERFLOW)
     _put(c, argv[1], e, argv[2], b"%d" % value)
+    c.ks.notify(c.db, NOTIFY_HASH, b"hincrby", argv[1])
     return value
 
 
@@ -186,6 +195,7 @@ def hincrbyfloat(c, argv):
             raise CommandError(errors.INCR_FLOAT_NAN)
     text = format_long_double_human(value)
     _put(c, argv[1], e, argv[2], text)
+    c.ks.notify(c.db, NOTIFY_HASH, b"hincrbyfloat", argv[1])
     return text
 
 

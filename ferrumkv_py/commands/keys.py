@@ -18,6 +18,7 @@ import re
 from .. import errors, memory
 from ..errors import CommandError
 from ..keyspace import RHash, RList, RSet
+from ..notify import NOTIFY_GENERIC, NOTIFY_NEW
 from ..registry import command
 from ..resp import OK, Status
 from .util import LLONG_MAX, glob_matcher, parse_int
@@ -58,8 +59,15 @@ def copy_value(value):
 def del_(c, argv):
     """DEL key [key ...]
     Deletes keys; returns how many existed."""
-    delete = c.db.delete
-    return sum(1 for key in argv[1:] if delete(key))
+    db = c.db
+    delete = db.delete
+    notify = c.ks.notify
+    n = 0
+    for key in argv[1:]:
+        if delete(key):
+            notify(db, NOTIFY_GENERIC, b"del", key)
+            n += 1
+    return n
 
 
 @command("unlink", -2, "write fast", first_key=1, last_key=-1)
@@ -109,6 +117,10 @@ def _rename(c, argv, nx: bool):
             return 0
         db.unlink(old)
     db.rename(e, dst)
+    ks = c.ks
+    ks.notify(db, NOTIFY_NEW, b"new", dst)    # Redis re-adds the value under dst (dbAdd)
+    ks.notify(db, NOTIFY_GENERIC, b"rename_from", src)
+    ks.notify(db, NOTIFY_GENERIC, b"rename_to", dst)
     return 1 if nx else OK
 
 
@@ -156,6 +168,7 @@ def copy_(c, argv):
     ne = dst.add(argv[2], copy_value(e.value))
     if e.exp > 0:
         dst.set_expire(ne, e.exp)
+    c.ks.notify(dst, NOTIFY_GENERIC, b"copy_to", argv[2])
     return 1
 
 
@@ -171,6 +184,8 @@ def move(c, argv):
     if e is None or dst.lookup_write(argv[1]) is not None:
         return 0
     db.move_to(e, dst)
+    c.ks.notify(db, NOTIFY_GENERIC, b"move_from", argv[1])
+    c.ks.notify(dst, NOTIFY_GENERIC, b"move_to", argv[1])
     return 1
 
 
@@ -291,8 +306,10 @@ def _expire(c, argv, unit_ms: int, relative: bool, name: str):
             return 0
     if when <= c.ks.now_ms:
         db.unlink(e)              # a deadline in the past deletes (a DEL, not an expiry)
+        c.ks.notify(db, NOTIFY_GENERIC, b"del", argv[1])
     else:
         db.set_expire(e, when)
+        c.ks.notify(db, NOTIFY_GENERIC, b"expire", argv[1])
     return 1
 
 
@@ -368,4 +385,7 @@ def persist(c, argv):
     """PERSIST key
     Removes the time to live of a key; 1 if it had one."""
     e = c.db.lookup_write(argv[1])
-    return 1 if e is not None and c.db.persist(e) else 0
+    if e is not None and c.db.persist(e):
+        c.ks.notify(c.db, NOTIFY_GENERIC, b"persist", argv[1])
+        return 1
+    return 0

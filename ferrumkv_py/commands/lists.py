@@ -17,6 +17,7 @@ from itertools import islice
 
 from .. import errors, memory
 from ..errors import CommandError, WrongTypeError
+from ..notify import NOTIFY_GENERIC, NOTIFY_LIST
 from ..registry import command
 from ..resp import NULL_ARRAY, OK
 from ..values import RList, index_span
@@ -32,6 +33,14 @@ def _cost(elems) -> int:
     """memory.list_elem_cost() summed, the lengths in C (239 -> 205 ns for one element,
     timeit; LPUSH -P 16 is ~2.2 us per command, bench/server_bench.py --parts dispatch)."""
     return memory.LIST_ELEM_OVERHEAD * len(elems) + sum(map(len, elems))
+
+
+def _notify_pop(c, e, key: bytes, event: bytes) -> None:
+    """The pop-side events: ``event`` on the list, then "del" if it was emptied."""
+    ks = c.ks
+    ks.notify(c.db, NOTIFY_LIST, event, key)
+    if e.value is None:
+        ks.notify(c.db, NOTIFY_GENERIC, b"del", key)
 
 
 def _read(c, key: bytes):
@@ -68,10 +77,12 @@ def _push(c, argv: list, left: bool, need_existing: bool) -> int:
         v.mem = LIST_BASE + _cost(elems)
         (v.extendleft if left else v.extend)(elems)
         c.db.add(key, v)
+        c.ks.notify(c.db, NOTIFY_LIST, b"lpush" if left else b"rpush", key)
         return len(v)
     d = e.value
     (d.extendleft if left else d.extend)(elems)
     c.db.grow(e, _cost(elems))
+    c.ks.notify(c.db, NOTIFY_LIST, b"lpush" if left else b"rpush", key)
     return len(d)
 
 
@@ -104,6 +115,8 @@ def _push_one(c, argv: list, left: bool):
     ks.used_memory += delta
     if ks.watched:
         ks.signal(db, key)
+    if ks.notify_flags:
+        ks.notify(db, NOTIFY_LIST, b"lpush" if left else b"rpush", key)
     return len(d)
 
 
@@ -162,9 +175,11 @@ def _pop(c, argv: list, left: bool):
     if count is None:
         x = pop()
         shrink(c, e, -memory.list_elem_cost(x))
+        _notify_pop(c, e, argv[1], b"lpop" if left else b"rpop")
         return x
     out = [pop() for _ in range(min(count, len(d)))]
     shrink(c, e, -_cost(out))
+    _notify_pop(c, e, argv[1], b"lpop" if left else b"rpop")
     return bulk_array(out)
 
 
@@ -191,6 +206,8 @@ def _pop_one(c, key: bytes, left: bool):
     ks.used_memory -= delta
     if ks.watched:
         ks.signal(db, key)
+    if ks.notify_flags:
+        ks.notify(db, NOTIFY_LIST, b"lpop" if left else b"rpop", key)
     return x
 
 
@@ -322,6 +339,7 @@ def lset(c, argv):
         raise CommandError(errors.INDEX_OUT_OF_RANGE)
     old, d[i] = d[i], argv[3]
     c.db.grow(e, len(argv[3]) - len(old))
+    c.ks.notify(c.db, NOTIFY_LIST, b"lset", argv[1])
     return OK
 
 
@@ -349,6 +367,7 @@ def lrem(c, argv):
         d.clear()
         d.extend(kept)
         shrink(c, e, -removed * memory.list_elem_cost(elem))
+        _notify_pop(c, e, argv[1], b"lrem")
     return removed
 
 
@@ -368,6 +387,7 @@ def ltrim(c, argv):
     gone = [d.popleft() for _ in range(head)] + [d.pop() for _ in range(tail)]
     if gone:
         shrink(c, e, -_cost(gone))
+    _notify_pop(c, e, argv[1], b"ltrim")
     return OK
 
 
@@ -390,6 +410,7 @@ def linsert(c, argv):
         return -1
     d.insert(i if where == b"before" else i + 1, argv[4])
     c.db.grow(e, memory.list_elem_cost(argv[4]))
+    c.ks.notify(c.db, NOTIFY_LIST, b"linsert", argv[1])
     return len(d)
 
 
@@ -404,9 +425,13 @@ def _move(c, src: bytes, dst: bytes, from_left: bool, to_left: bool):
     d = e.value
     x = d.popleft() if from_left else d.pop()
     cost = memory.list_elem_cost(x)
+    push_ev = b"lpush" if to_left else b"rpush"
+    pop_ev = b"lpop" if from_left else b"rpop"
     if de is e:
         (d.appendleft if to_left else d.append)(x)
         db.grow(e, 0)  # rotated in place: same memory, but the key changed
+        c.ks.notify(db, NOTIFY_LIST, push_ev, dst)
+        c.ks.notify(db, NOTIFY_LIST, pop_ev, src)
         return x
     shrink(c, e, -cost)
     if de is None:
@@ -416,6 +441,8 @@ def _move(c, src: bytes, dst: bytes, from_left: bool, to_left: bool):
     else:
         (de.value.appendleft if to_left else de.value.append)(x)
         db.grow(de, cost)
+    c.ks.notify(db, NOTIFY_LIST, push_ev, dst)   # Redis: the push, then the pop (and del)
+    _notify_pop(c, e, src, pop_ev)
     return x
 
 

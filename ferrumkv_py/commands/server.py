@@ -43,7 +43,9 @@ def flushdb(c, argv):
     """FLUSHDB [ASYNC|SYNC]
     Deletes every key of the selected database."""
     _flush_mode(argv, "flushdb")
+    c.server.tracking.flush(c)   # a null invalidation to tracking clients (tracking.py)
     c.db.clear()
+    c.server.tracking.flush_done()
     return OK
 
 
@@ -52,7 +54,9 @@ def flushall(c, argv):
     """FLUSHALL [ASYNC|SYNC]
     Deletes every key of every database."""
     _flush_mode(argv, "flushall")
+    c.server.tracking.flush(c)
     c.ks.flushall()
+    c.server.tracking.flush_done()
     return OK
 
 
@@ -241,6 +245,8 @@ def acl_categories(spec) -> list:
         cats.update(("admin", "dangerous"))
     if "blocking" in f:
         cats.add("blocking")
+    if "pubsub" in f:
+        cats.add("pubsub")
     return [Status(("@" + c).encode()) for c in ACL_ORDER if c in cats]
 
 

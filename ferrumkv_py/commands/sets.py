@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from .. import errors, memory
 from ..errors import CommandError
+from ..notify import NOTIFY_GENERIC, NOTIFY_SET
 from ..registry import command
 from ..resp import RespSet
 from ..values import RSet
@@ -157,6 +158,8 @@ def sadd(c, argv):
                 ks.used_memory += delta
                 if ks.watched:
                     ks.signal(db, key)
+                if ks.notify_flags:
+                    ks.notify(db, NOTIFY_SET, b"sadd", key)
                 return 1
     return _sadd(c, argv)
 
@@ -167,6 +170,7 @@ def _sadd(c, argv):
     if e is None:
         s = new_set(argv[2:])
         c.db.add(argv[1], s)
+        c.ks.notify(c.db, NOTIFY_SET, b"sadd", argv[1])
         return len(s)
     s = e.value
     added = delta = 0
@@ -179,6 +183,7 @@ def _sadd(c, argv):
             delta += memory.set_member_cost(m)
     if added:
         c.db.grow(e, delta)
+        c.ks.notify(c.db, NOTIFY_SET, b"sadd", argv[1])
     return added
 
 
@@ -199,7 +204,15 @@ def srem(c, argv):
             delta -= memory.set_member_cost(m)
     if removed:
         shrink(c, e, delta)
+        _notify_shrunk(c, e, argv[1], b"srem")
     return removed
+
+
+def _notify_shrunk(c, e, key: bytes, event: bytes) -> None:
+    """``event`` on the set, then "del" if it was emptied (and so deleted)."""
+    c.ks.notify(c.db, NOTIFY_SET, event, key)
+    if e.value is None:
+        c.ks.notify(c.db, NOTIFY_GENERIC, b"del", key)
 
 
 @command("spop", -2, "write fast", first_key=1, group="set")
@@ -218,12 +231,14 @@ def spop(c, argv):
     if count is not None and count >= len(s):
         out = RespSet(s)
         c.db.unlink(e)
+        _notify_shrunk(c, e, argv[1], b"spop")   # "spop" then "del"
         return out
     idx, rand = set_index(s), c.ks.rng.random
     popped = [idx.take(idx.draw(rand)) for _ in range(1 if count is None else count)]
     s.difference_update(popped)
     if popped:
         shrink(c, e, -sum(map(memory.set_member_cost, popped)))
+        _notify_shrunk(c, e, argv[1], b"spop")
     return popped[0] if count is None else RespSet(popped)
 
 
@@ -278,12 +293,16 @@ def smove(c, argv):
     src.value.discard(m)
     _removed(src.value, m)
     shrink(c, src, -memory.set_member_cost(m))
+    _notify_shrunk(c, src, argv[1], b"srem")
     if dst is None:
         c.db.add(argv[2], new_set((m,)))
     elif m not in dst.value:
         dst.value.add(m)
         _added(dst.value, m)
         c.db.grow(dst, memory.set_member_cost(m))
+    else:
+        return 1
+    c.ks.notify(c.db, NOTIFY_SET, b"sadd", argv[2])
     return 1
 
 
@@ -357,11 +376,13 @@ def _diff(sets: list) -> set:
     return sets[0].difference(*(s for s in sets[1:] if s is not None))
 
 
-def _store(c, dst: bytes, result: set) -> int:
+def _store(c, dst: bytes, result: set, event: bytes) -> int:
     if not result:
-        c.db.delete(dst)
+        if c.db.delete(dst):
+            c.ks.notify(c.db, NOTIFY_GENERIC, b"del", dst)
         return 0
     c.db.set(dst, new_set(result))
+    c.ks.notify(c.db, NOTIFY_SET, event, dst)
     return len(result)
 
 
@@ -390,21 +411,21 @@ def sdiff(c, argv):
 def sinterstore(c, argv):
     """SINTERSTORE destination key [key ...]
     Stores SINTER's result in destination (deleted if empty); returns its size."""
-    return _store(c, argv[1], _inter(_operands(c, argv[2:])))
+    return _store(c, argv[1], _inter(_operands(c, argv[2:])), b"sinterstore")
 
 
 @command("sunionstore", -3, "write denyoom", first_key=1, last_key=-1, group="set")
 def sunionstore(c, argv):
     """SUNIONSTORE destination key [key ...]
     Stores SUNION's result in destination (deleted if empty); returns its size."""
-    return _store(c, argv[1], _union(_operands(c, argv[2:])))
+    return _store(c, argv[1], _union(_operands(c, argv[2:])), b"sunionstore")
 
 
 @command("sdiffstore", -3, "write denyoom", first_key=1, last_key=-1, group="set")
 def sdiffstore(c, argv):
     """SDIFFSTORE destination key [key ...]
     Stores SDIFF's result in destination (deleted if empty); returns its size."""
-    return _store(c, argv[1], _diff(_operands(c, argv[2:])))
+    return _store(c, argv[1], _diff(_operands(c, argv[2:])), b"sdiffstore")
 
 
 @command("sintercard", -3, "readonly movablekeys", group="set")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .. import errors
 from ..errors import CommandError, WrongTypeError
+from ..notify import NOTIFY_GENERIC, NOTIFY_STRING
 from ..registry import command
 from ..resp import OK
 from .util import (LD_INF, LLONG_MAX, LLONG_MIN, format_long_double_human, long_double_add,
@@ -105,6 +106,8 @@ def set_(c, argv):
     Sets the string value of a key, ignoring its type; the key is created if missing."""
     if len(argv) == 3:
         c.db.set(argv[1], argv[2])
+        if c.ks.notify_flags:
+            c.ks.notify(c.db, NOTIFY_STRING, b"set", argv[1])
         return OK
     flags, expire = _parse_options(argv, 3, True)
     return _set_generic(c, argv[1], argv[2], flags, expire, "set")
@@ -122,8 +125,11 @@ def _set_generic(c, key, value, flags, expire, name, ok=OK, aborted=None):
     if (flags & NX and found) or (flags & XX and not found):
         return old if flags & GET_ else aborted
     e = db.set(key, value, keep_ttl=bool(flags & KEEPTTL))
+    ks = c.ks
+    ks.notify(db, NOTIFY_STRING, b"set", key)
     if when:
         db.set_expire(e, when)
+        ks.notify(db, NOTIFY_GENERIC, b"expire", key)
     return old if flags & GET_ else ok
 
 
@@ -162,10 +168,13 @@ def getex(c, argv):
         when = expire_deadline_ms(c, expire, flags, "getex")
         if flags & (EXAT | PXAT) and when <= c.ks.now_ms:
             db.unlink(e)            # an absolute deadline already past: deleted, not expired
+            c.ks.notify(db, NOTIFY_GENERIC, b"del", argv[1])
         else:
             db.set_expire(e, when)
+            c.ks.notify(db, NOTIFY_GENERIC, b"expire", argv[1])
     elif flags & PERSIST:
-        db.persist(e)
+        if db.persist(e):
+            c.ks.notify(db, NOTIFY_GENERIC, b"persist", argv[1])
     return value
 
 
@@ -178,6 +187,7 @@ def getdel(c, argv):
         return None
     value = e.value
     c.db.unlink(e)
+    c.ks.notify(c.db, NOTIFY_GENERIC, b"del", argv[1])
     return value
 
 
@@ -188,6 +198,7 @@ def getset(c, argv):
     e = _get_string(c, argv[1])
     old = e.value if e is not None else None
     c.db.set(argv[1], argv[2])
+    c.ks.notify(c.db, NOTIFY_STRING, b"set", argv[1])
     return old
 
 
@@ -210,8 +221,10 @@ def mset(c, argv):
     if len(argv) % 2 == 0:
         raise CommandError(errors.WRONG_ARGS % "mset")
     dbset = c.db.set
+    notify = c.ks.notify
     for j in range(1, len(argv), 2):
         dbset(argv[j], argv[j + 1])
+        notify(c.db, NOTIFY_STRING, b"set", argv[j])
     return OK
 
 
@@ -227,6 +240,7 @@ def msetnx(c, argv):
             return 0
     for j in range(1, len(argv), 2):
         db.set(argv[j], argv[j + 1])
+        c.ks.notify(db, NOTIFY_STRING, b"set", argv[j])
     return 1
 
 
@@ -238,6 +252,7 @@ def _incr(c, key: bytes, incr: int) -> int:
     e = db.lookup_write(key)
     if e is None:
         db.add(key, b"%d" % incr)
+        c.ks.notify(db, NOTIFY_STRING, b"incrby", key)
         return incr
     v = e.value
     if v.__class__ is not bytes:
@@ -247,6 +262,7 @@ def _incr(c, key: bytes, incr: int) -> int:
     if new > LLONG_MAX or new < LLONG_MIN:
         raise CommandError(errors.OVERFLOW)
     db.set_value(e, b"%d" % new)
+    c.ks.notify(db, NOTIFY_STRING, b"incrby", key)
     return new
 
 
@@ -262,6 +278,8 @@ def _incr_fast(c, key: bytes, incr: int):
     e = db.data.get(key)
     if e is None:
         db.add(key, b"%d" % incr)
+        if db.ks.notify_flags:
+            db.ks.notify(db, NOTIFY_STRING, b"incrby", key)
         return incr
     v = e.value
     if e.exp > 0 or v.__class__ is not bytes or not v.isdigit() or len(v) > 18 \
@@ -278,6 +296,8 @@ def _incr_fast(c, key: bytes, incr: int):
     e.value = nv
     if ks.watched:
         ks.signal(db, key)
+    if ks.notify_flags:
+        ks.notify(db, NOTIFY_STRING, b"incrby", key)
     return new
 
 
@@ -333,6 +353,7 @@ def incrbyfloat(c, argv):
         db.add(argv[1], text)
     else:
         db.set_value(e, text)
+    c.ks.notify(db, NOTIFY_STRING, b"incrbyfloat", argv[1])
     return text
 
 
@@ -351,11 +372,13 @@ def append(c, argv):
     e = db.lookup_write(argv[1])
     if e is None:
         db.add(argv[1], argv[2])
+        c.ks.notify(db, NOTIFY_STRING, b"append", argv[1])
         return len(argv[2])
     if e.value.__class__ is not bytes:
         raise WrongTypeError()
     _check_length(c, len(e.value) + len(argv[2]))
     db.set_value(e, e.value + argv[2])
+    c.ks.notify(db, NOTIFY_STRING, b"append", argv[1])
     return len(e.value)
 
 
@@ -412,6 +435,7 @@ def setrange(c, argv):
             return 0
         _check_length(c, offset + len(value))
         db.add(argv[1], bytes(offset) + value)
+        c.ks.notify(db, NOTIFY_STRING, b"setrange", argv[1])
         return offset + len(value)
     old = e.value
     if old.__class__ is not bytes:
@@ -422,4 +446,5 @@ def setrange(c, argv):
     if offset > len(old):
         old += bytes(offset - len(old))
     db.set_value(e, old[:offset] + value + old[offset + len(value):])
+    c.ks.notify(db, NOTIFY_STRING, b"setrange", argv[1])
     return len(e.value)

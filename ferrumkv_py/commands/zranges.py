@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from .. import errors
 from ..errors import CommandError
+from ..notify import NOTIFY_GENERIC, NOTIFY_ZSET
 from ..registry import command
 from ..zset import LexRange, ScoreRange, ZSet, parse_lex_item
 from .util import bulk_array, parse_int, shrink, strtod
-from .zsets import _cost, _read, _scored, _write
+from .zsets import _cost, _read, _scored, _write, notify_shrunk
 
 # ---- range parsing ----
 
@@ -89,13 +90,15 @@ def _zrange(c, argv: list, first: int, by: str | None, rev: bool | None, store: 
 def _store(c, dst: bytes, pairs: list) -> int:
     """ZRANGESTORE: write the pairs as a new sorted set (or delete dst if none)."""
     if not pairs:
-        c.db.delete(dst)
+        if c.db.delete(dst):
+            c.ks.notify(c.db, NOTIFY_GENERIC, b"del", dst)
         return 0
     z = ZSet()
     for s, m in pairs:
         z.insert(m, s)
     z.mem += sum(_cost(m) for _, m in pairs)
     c.db.set(dst, z)
+    c.ks.notify(c.db, NOTIFY_ZSET, b"zrangestore", dst)
     return len(pairs)
 
 
@@ -172,7 +175,7 @@ def zlexcount(c, argv):
 # ---- removals by position ----
 
 
-def _zremrange(c, key: bytes, span_of) -> int:
+def _zremrange(c, key: bytes, span_of, event: bytes) -> int:
     e = _write(c, key)
     if e is None:
         return 0
@@ -180,6 +183,7 @@ def _zremrange(c, key: bytes, span_of) -> int:
     gone = e.value.delete_span(lo, hi)
     if gone:
         shrink(c, e, -sum(map(_cost, gone)))
+        notify_shrunk(c, e, key, event)
     return len(gone)
 
 
@@ -188,7 +192,7 @@ def zremrangebyrank(c, argv):
     """ZREMRANGEBYRANK key start stop
     Removes the members in a range of ranks; returns how many."""
     start, end = parse_int(argv[2]), parse_int(argv[3])
-    return _zremrange(c, argv[1], lambda z: z.rank_span(start, end))
+    return _zremrange(c, argv[1], lambda z: z.rank_span(start, end), b"zremrangebyrank")
 
 
 @command("zremrangebyscore", 4, "write", first_key=1, group="sorted-set")
@@ -196,7 +200,7 @@ def zremrangebyscore(c, argv):
     """ZREMRANGEBYSCORE key min max
     Removes the members with a score in the range; returns how many."""
     rng = parse_score_range(argv[2], argv[3])
-    return _zremrange(c, argv[1], lambda z: z.score_span(rng))
+    return _zremrange(c, argv[1], lambda z: z.score_span(rng), b"zremrangebyscore")
 
 
 @command("zremrangebylex", 4, "write", first_key=1, group="sorted-set")
@@ -204,7 +208,7 @@ def zremrangebylex(c, argv):
     """ZREMRANGEBYLEX key min max
     Removes the members between two strings; returns how many."""
     rng = parse_lex_range(argv[2], argv[3])
-    return _zremrange(c, argv[1], lambda z: z.lex_span(rng))
+    return _zremrange(c, argv[1], lambda z: z.lex_span(rng), b"zremrangebylex")
 
 
 # ---- random members and SCAN ----

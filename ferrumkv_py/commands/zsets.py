@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .. import errors, memory
 from ..errors import CommandError
+from ..notify import NOTIFY_GENERIC, NOTIFY_ZSET
 from ..registry import command
 from ..resp import format_double
 from ..zset import ZSet, score_text
@@ -27,6 +28,13 @@ from .util import (EXACT_INT_DIGITS, bulk_array, parse_double, parse_pop_count,
 _EMPTY = bulk_array([])
 _cost = memory.zset_member_cost
 _MEMBER = memory.ZSET_MEMBER_OVERHEAD    # _cost(m) == _MEMBER + len(m)
+
+
+def notify_shrunk(c, e, key: bytes, event: bytes) -> None:
+    """``event`` on the sorted set, then "del" if it was emptied (and so deleted)."""
+    c.ks.notify(c.db, NOTIFY_ZSET, event, key)
+    if e.value is None:
+        c.ks.notify(c.db, NOTIFY_GENERIC, b"del", key)
 
 
 def _read(c, key: bytes):
@@ -101,6 +109,8 @@ def _zadd(c, key: bytes, flags: set, args: list):
         c.db.add(key, z)
     elif added or updated:
         c.db.grow(e, delta)
+    if added or updated:
+        c.ks.notify(c.db, NOTIFY_ZSET, b"zincr" if incr else b"zadd", key)
     if incr:
         return score if processed else None
     return added + updated if "ch" in flags else added
@@ -146,6 +156,8 @@ def zadd(c, argv):
                         return 0            # unchanged: no signal, as _zadd
                     if ks.watched:
                         ks.signal(db, key)
+                    if ks.notify_flags:
+                        ks.notify(db, NOTIFY_ZSET, b"zadd", key)
                     return 1 if cur is None else 0
     return _zadd_argv(c, argv)
 
@@ -177,6 +189,7 @@ def zrem(c, argv):
     gone = [m for m in argv[2:] if z.remove(m)]
     if gone:
         shrink(c, e, -sum(map(_cost, gone)))
+        notify_shrunk(c, e, argv[1], b"zrem")
     return len(gone)
 
 
@@ -242,6 +255,8 @@ def _zpop(c, argv, highest: bool):
         return _EMPTY
     popped = e.value.pop(1 if count is None else count, highest)
     shrink(c, e, -sum(_cost(m) for m, _ in popped))
+    if popped:
+        notify_shrunk(c, e, argv[1], b"zpopmax" if highest else b"zpopmin")
     if count is None:
         m, s = popped[0]
         return [m, s]

@@ -64,6 +64,7 @@ import pkgutil
 from operator import attrgetter
 
 from . import lfu
+from ..notify import NOTIFY_EVICTED
 from .ahe import AheSettings, SpecController, make_controller
 from .ahe_adaptive import AdaptiveController
 from .policy import KIND_AHE, KIND_LFU, KIND_NONE, KIND_RANDOM, KIND_TTL, POLICIES, parse
@@ -205,6 +206,8 @@ class Evictor:
                     ctl.on_evict(e, now)
                 db.unlink(e)
                 ks.evicted_keys += 1
+                if ks.notify_flags:
+                    ks.notify(db, NOTIFY_EVICTED, b"evicted", e.key)
             used = ks.used_memory if ctl_mem is None else ks.used_memory + ctl_mem()
             if used <= target:
                 self.lagging = False

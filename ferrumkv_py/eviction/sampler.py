@@ -135,8 +135,7 @@ class Sampler:
                 e = db.data.get(key)
                 if e is not None and (e.exp > 0 or not vol):
                     if 0 < e.exp < now:
-                        db.unlink(e)
-                        ks.expired_keys += 1
+                        db._expire_entry(e)   # unlink, expired_keys, "expired" event
                         return RETRY
                     return db, e
                 # a ghost: the key went away since it was scored
@@ -250,8 +249,7 @@ class Sampler:
                 exp = e.exp
                 if exp > 0:
                     if exp < now:               # already expired: delete, counts as drawn
-                        db.unlink(e)
-                        self.ks.expired_keys += 1
+                        db._expire_entry(e)   # unlink, expired_keys, "expired" event
                         continue
                 elif vol:
                     need += 1                   # its TTL was removed: draw again
@@ -351,7 +349,6 @@ class Sampler:
         got = db.sample(1, vol)
         e = got[0] if got else any_candidate(db, vol)
         if 0 < e.exp < now:
-            db.unlink(e)
-            self.ks.expired_keys += 1
+            db._expire_entry(e)   # unlink, expired_keys, "expired" event
             return RETRY
         return db, e
