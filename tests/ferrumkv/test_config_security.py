@@ -239,7 +239,8 @@ def test_rewrite_round_trips_every_string_config(tmp_path):
     weird_dir.mkdir()
     values = {"requirepass": NASTY, "logfile": NASTY, "dir": str(weird_dir),
               "bind": "127.0.0.1 -::1 a\"b", "litehit-trace-file": NASTY.replace("/", ""),
-              "litehit-capacities": "1 22 333", "save": ""}
+              "litehit-capacities": "1 22 333", "save": "",
+              "notify-keyspace-events": "AKE"}
     strings = {s.name for s in SPECS.values() if s.type == "string"}
     assert strings <= set(values), strings - set(values)
     config = Config()
