@@ -18,8 +18,8 @@ except ImportError:  # pragma: no cover - exercised only where hiredis is missin
     hiredis = None
 
 from .resp_scan import whole_frames
-from .resp_reader import (HIREDIS_MAX_COUNT_DIGITS, NEED_MORE, PROTO_MAX_BULK_LEN,
-                          ProtocolError, PyRequestReader)
+from .resp_reader import (BIG_ARG_BYTES, HIREDIS_MAX_COUNT_DIGITS, NEED_MORE,
+                          PROTO_MAX_BULK_LEN, ProtocolError, PyRequestReader)
 
 _BIG_COUNT = re.compile(rb"\*\d{%d}" % HIREDIS_MAX_COUNT_DIGITS)
 # Wire bytes of a frame's headers, by count / length: ``*N\r\n`` and ``$len\r\n`` + ``\r\n``.
@@ -81,13 +81,22 @@ class RequestReader:
     hiredis completes the frame.  Each byte is copied O(1) times.  The Python reader hands
     back to hiredis at the first boundary, so one inline command does not slow a
     connection down for good.
+
+    Big frames: a partial frame of ``big_arg_bytes`` or more (a large SET arriving in
+    pieces) is handed to the Python reader at once, which collects a big bulk's payload
+    as a list of chunks joined once (``PyRequestReader``): hiredis would keep its own copy
+    of the frame and the anchor bookkeeping would join ``_pending`` again on every read
+    (quadratic, and three copies of the unfinished frame).  Below that size the partial
+    frame stays here, so the rejoin costs at most ``big_arg_bytes`` per read.
     Complexity: O(bytes) in C plus O(arguments) in Python per command.
     """
 
     __slots__ = ("_hr", "_py", "_pending", "_done", "_fed", "_used", "_shadow", "_tail",
-                 "max_bulk_len", "unauth", "_use_hiredis", "_defer", "more")
+                 "max_bulk_len", "unauth", "_use_hiredis", "_defer", "more", "big_arg_bytes")
 
-    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, use_hiredis: bool = True):
+    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, use_hiredis: bool = True,
+                 big_arg_bytes: int = BIG_ARG_BYTES):
+        self.big_arg_bytes = big_arg_bytes
         self.max_bulk_len = max_bulk_len
         self.unauth = False
         self._use_hiredis = use_hiredis and hiredis is not None
@@ -98,7 +107,14 @@ class RequestReader:
         if self._use_hiredis:
             self._to_hiredis()
         else:
-            self._py = PyRequestReader(max_bulk_len)
+            self._py = PyRequestReader(max_bulk_len, big_arg_bytes)
+
+    def buffered(self) -> int:
+        """Bytes received and not yet returned as commands (Redis's query buffer length;
+        client-query-buffer-limit applies to it).  Complexity: O(1)."""
+        if self._py is not None:
+            return self._py.pending()
+        return self._fed - self._used
 
     def _to_hiredis(self) -> None:
         self._py = None
@@ -386,8 +402,13 @@ class RequestReader:
             partial = joined[self._used:]
             self._pending = [partial]
             self._fed, self._used, self._done = len(partial), 0, 0
-            self._shadow = PyRequestReader(self.max_bulk_len)
+            if len(partial) >= self.big_arg_bytes:
+                self._shadow = None
+                return True     # a big frame: the Python reader collects it (class doc)
+            self._shadow = PyRequestReader(self.max_bulk_len, self.big_arg_bytes)
             self._shadow.feed(partial)
+        elif self._fed >= self.big_arg_bytes:
+            return True
         self._shadow.max_bulk_len = self.max_bulk_len
         # hiredis returned no frame since the anchor, so any command found here is news
         return self._shadow.get() is not NEED_MORE
@@ -405,7 +426,7 @@ class RequestReader:
 
     def _replay(self, extra: bytes) -> PyRequestReader:
         """A Python reader over the bytes since the anchor, past the frames served."""
-        py = PyRequestReader(self.max_bulk_len)
+        py = PyRequestReader(self.max_bulk_len, self.big_arg_bytes)
         py.feed(b"".join(self._pending) + extra)
         for _ in range(self._done):
             py.get()

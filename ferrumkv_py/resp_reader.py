@@ -36,6 +36,8 @@ UNAUTH_MAX_MULTIBULK_LEN = 10              # elements a client may send before A
 UNAUTH_MAX_BULK_LEN = 16384                # bytes per argument before AUTH (Redis 7)
 HIREDIS_MAX_COUNT_DIGITS = 6               # '*' + this many digits: too big for hiredis
 LONG_STR_SIZE = 21                         # Redis string2ll refuses strings this long
+BIG_ARG_BYTES = 32 * 1024                  # bulks this long are collected apart (Redis
+                                           # PROTO_MBULK_BIG_ARG)
 
 
 class ProtocolError(Exception):
@@ -142,13 +144,27 @@ class PyRequestReader:
     :meth:`feed` only appends to ``_chunks`` instead of copying the buffer, so a payload or
     a header trickling in byte by byte costs O(bytes), not O(bytes^2).
 
+    A big bulk (``big_arg_bytes`` or longer, Redis's PROTO_MBULK_BIG_ARG) whose payload has
+    not all arrived is collected apart, as Redis reads a big argument straight into its own
+    buffer: once its ``$len`` header is known, the payload bytes already read are moved to
+    ``_big`` (a list of chunks) and every later read is appended there as it is, O(1) per
+    read however small; the chunks are joined once, into the argument itself, when the last
+    payload byte arrives.  So the unfinished bulk is held once, each of its bytes is copied
+    twice at most (the first read's slice, the join), and no buffer keeps a stale copy of
+    it once the command has run::
+
+        $67108864\r\n <16 KB> | <16 KB> | ... | <last bytes>\r\n*1\r\n$4\r\nPING\r\n
+                    `--------- _big: chunks, joined once --------´  `-- buf again --´
+
     Complexity: O(bytes) per command, however the bytes are split into reads.
     """
 
     __slots__ = ("buf", "pos", "max_bulk_len", "unauth", "_left", "_argv", "_chunks",
-                 "_chunks_len", "_need", "_wait")
+                 "_chunks_len", "_need", "_wait", "big_arg_bytes", "_big", "_big_got",
+                 "_big_size", "_big_skip")
 
-    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN):
+    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN,
+                 big_arg_bytes: int = BIG_ARG_BYTES):
         self.buf = b""
         self.pos = 0
         self.max_bulk_len = max_bulk_len
@@ -159,8 +175,17 @@ class PyRequestReader:
         self._chunks_len = 0
         self._need = 0
         self._wait = None
+        self.big_arg_bytes = big_arg_bytes
+        self._big = None        # payload chunks of the big bulk being collected, or None
+        self._big_got = 0       # payload bytes in _big
+        self._big_size = 0      # the big bulk's length
+        self._big_skip = 0      # bytes of its trailing CRLF still to skip
 
     def feed(self, data: bytes) -> None:
+        if self._big is not None and (self._big_got < self._big_size or self._big_skip):
+            data = self._feed_big(data)
+            if not data:
+                return
         have = len(self.buf) - self.pos + self._chunks_len + len(data)
         if have < self._need or (self._wait is not None and self._wait not in data
                                  and have <= PROTO_INLINE_MAX_SIZE):
@@ -177,9 +202,28 @@ class PyRequestReader:
         self._need = 0
         self._wait = None
 
+    def _feed_big(self, data: bytes) -> bytes:
+        """Append a read to the big bulk being collected; return the bytes past its end
+        (and its CRLF), which go to the buffer as usual.  Complexity: O(1) unless the read
+        ends the bulk (then O(the read), for the slice)."""
+        if data.__class__ is not bytes:
+            data = bytes(data)
+        need = self._big_size - self._big_got
+        if need:
+            if len(data) <= need:
+                self._big.append(data)
+                self._big_got += len(data)
+                return b""
+            self._big.append(data[:need])
+            self._big_got = self._big_size
+            data = data[need:]
+        skip = min(self._big_skip, len(data))
+        self._big_skip -= skip
+        return data[skip:] if skip else data
+
     def pending(self) -> int:
-        """Bytes received and not yet returned as commands."""
-        return len(self.buf) - self.pos + self._chunks_len
+        """Bytes received and not yet returned as commands (the query buffer's length)."""
+        return len(self.buf) - self.pos + self._chunks_len + self._big_got
 
     def at_boundary(self) -> bool:
         """True when no partial command is buffered."""
@@ -191,6 +235,11 @@ class PyRequestReader:
         assert self._chunks_len == sum(len(c) for c in self._chunks)
         assert self._left >= 0 and (self._left > 0 or not self._argv)
         assert not self._chunks or self._need > 0 or self._wait is not None
+        if self._big is not None:
+            assert self._left > 0 and not self._chunks
+            assert self._big_got == sum(len(c) for c in self._big) <= self._big_size
+            assert 0 <= self._big_skip <= 2
+            assert self._big_got == self._big_size or (self._big_skip == 2 and not self.buf)
 
     def get(self):
         if self._chunks:  # still waiting for what the last call needed
@@ -257,6 +306,13 @@ class PyRequestReader:
         buf, p, n = self.buf, self.pos, len(self.buf)
         argv, left = self._argv, self._left
         max_len = UNAUTH_MAX_BULK_LEN if self.unauth else self.max_bulk_len
+        if self._big is not None:           # a big bulk: complete once every byte is here
+            if self._big_got < self._big_size or self._big_skip:
+                return False
+            big, self._big = self._big, None
+            argv.append(b"".join(big) if len(big) != 1 else big[0])
+            self._big_got = self._big_size = 0
+            left -= 1
         try:
             while left:
                 cr = buf.find(b"\r", p)
@@ -275,7 +331,11 @@ class PyRequestReader:
                 start = cr + 2
                 end = start + blen
                 if end + 2 > n:
-                    self._need = end + 2 - p
+                    if blen >= self.big_arg_bytes:
+                        self._collect_big(buf, start, blen)
+                        buf, p, n = b"", 0, 0
+                    else:
+                        self._need = end + 2 - p
                     return False
                 argv.append(buf[start:end])
                 p = end + 2
@@ -283,3 +343,13 @@ class PyRequestReader:
             return True
         finally:
             self.pos, self._left = p, left
+
+    def _collect_big(self, buf: bytes, start: int, blen: int) -> None:
+        """Start collecting a big bulk whose payload begins at ``buf[start]`` and has not
+        all arrived: what is here moves to ``_big``, the buffer empties."""
+        here = buf[start:start + blen]
+        self._big = [here] if here else []
+        self._big_got = len(here)
+        self._big_size = blen
+        self._big_skip = 2 - max(0, len(buf) - start - blen)
+        self.buf = b""
