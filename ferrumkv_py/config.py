@@ -17,6 +17,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from . import limits
+
 INT_MAX = 2147483647
 UINT_MAX = 4294967295
 LLONG_MAX = 9223372036854775807
@@ -52,6 +54,7 @@ class ConfigSpec:
     doc: str = ""
     sensitive: bool = False   # redacted nowhere, but never logged
     clamp: tuple | None = None  # (lo, hi): accepted values are silently clamped (hz)
+    normalize: Callable | None = None  # (value, old) -> stored value; ValueError = refused
 
 
 S = ConfigSpec
@@ -67,6 +70,12 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("proto-max-bulk-len", "memory", 512 * 1024 * 1024, True, 1024 * 1024, LLONG_MAX,
       doc="largest bulk string a client may send"),
     S("databases", "int", 16, False, 1, INT_MAX, doc="number of logical databases"),
+    S("client-query-buffer-limit", "memory", 1024 ** 3, True, 1024 * 1024, LLONG_MAX,
+      doc="a client with more unparsed input than this is closed"),
+    S("client-output-buffer-limit", "string", limits.OBUF_DEFAULT, True,
+      doc="per class (normal, replica, pubsub): hard limit, soft limit, soft seconds; a "
+          "client whose unsent replies pass them is closed (0 = no limit)",
+      normalize=limits.normalize_obuf_config),
     # ---- logging and files ----
     S("loglevel", "enum", "notice", True, choices=("debug", "verbose", "notice", "warning"),
       doc="log verbosity"),
@@ -82,6 +91,15 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("maxmemory", "memory", 0, True, 0, ULLONG_MAX, doc="memory limit (0 = none)"),
     S("maxmemory-policy", "enum", "noeviction", True, choices=POLICIES, doc="eviction policy"),
     S("maxmemory-samples", "int", 5, True, 1, INT_MAX, doc="keys sampled per eviction"),
+    S("lazyfree-lazy-eviction", "bool", False, True,
+      doc="evicted keys' values are freed in the background"),
+    S("lazyfree-lazy-expire", "bool", False, True,
+      doc="expired keys' values are freed in the background"),
+    S("lazyfree-lazy-server-del", "bool", False, True,
+      doc="values the server deletes itself (overwrite, RENAME) are freed in the background"),
+    S("lazyfree-lazy-user-del", "bool", False, True, doc="DEL frees like UNLINK"),
+    S("lazyfree-lazy-user-flush", "bool", False, True,
+      doc="FLUSHALL / FLUSHDB without SYNC or ASYNC free in the background"),
     S("maxmemory-eviction-tenacity", "int", 10, True, 0, 100,
       doc="time budget for one eviction pass"),
     S("lfu-log-factor", "int", 10, True, 0, INT_MAX, doc="Morris counter logarithm factor"),
@@ -245,6 +263,11 @@ class Config:
             raise ConfigError(spec.name, "can't set immutable config")
         val = _parse(spec, raw)
         old = self.values[spec.name]
+        if spec.normalize is not None:
+            try:
+                val = spec.normalize(val, old)
+            except ValueError as e:
+                raise ConfigError(spec.name, str(e)) from None
         self.values[spec.name] = val
         try:
             for fn in self._listeners.get(spec.name, ()):

@@ -61,7 +61,7 @@ def active_expire_cycle(ks, budget_us: int, effort: int = 1) -> int:
                     continue  # drawn twice in this sample and already deleted
                 sampled += 1
                 if ent.exp < now:
-                    db.unlink(ent)
+                    db.unlink(ent, ks.lazy_expire)
                     ks.expired_keys += 1
                     expired += 1
             total_expired += expired

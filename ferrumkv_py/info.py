@@ -134,6 +134,8 @@ def _memory(server) -> list:
         ("mem_fragmentation_ratio", "%.2f" % (rss / used) if used else "0.00"),
         ("mem_allocator", "pymalloc"),
         ("mem_not_counted_for_evict", 0),
+        ("lazyfree_pending_objects", ks.lazyfree.pending_objects),
+        ("lazyfreed_objects", ks.lazyfree.freed_objects),
     ]
     fields += server.evictor.info_fields()
     return fields
@@ -178,6 +180,9 @@ def _stats(server) -> list:
         ("unexpected_error_replies", 0),
         ("total_error_replies", st.total_error_replies),
         ("total_protocol_errors", st.protocol_errors),
+        # Redis 7.2's names (7.0 closes such clients without counting them)
+        ("client_query_buffer_limit_disconnections", st.qbuf_limit_disconnections),
+        ("client_output_buffer_limit_disconnections", st.obuf_limit_disconnections),
     ]
 
 

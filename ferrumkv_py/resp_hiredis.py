@@ -19,7 +19,11 @@ except ImportError:  # pragma: no cover - exercised only where hiredis is missin
 
 from .resp_scan import whole_frames
 from .resp_reader import (BIG_ARG_BYTES, HIREDIS_MAX_COUNT_DIGITS, NEED_MORE,
-                          PROTO_MAX_BULK_LEN, ProtocolError, PyRequestReader)
+                          PROTO_MAX_BULK_LEN, ProtocolError, PyRequestReader,
+                          QueryBufferLimit)
+
+QUERY_LIMIT_HEAD_BYTES = 64     # bytes of the query buffer quoted in the limit's log line
+NO_QUERY_LIMIT = 1 << 62
 
 _BIG_COUNT = re.compile(rb"\*\d{%d}" % HIREDIS_MAX_COUNT_DIGITS)
 # Wire bytes of a frame's headers, by count / length: ``*N\r\n`` and ``$len\r\n`` + ``\r\n``.
@@ -92,11 +96,15 @@ class RequestReader:
     """
 
     __slots__ = ("_hr", "_py", "_pending", "_done", "_fed", "_used", "_shadow", "_tail",
-                 "max_bulk_len", "unauth", "_use_hiredis", "_defer", "more", "big_arg_bytes")
+                 "max_bulk_len", "unauth", "_use_hiredis", "_defer", "more", "big_arg_bytes",
+                 "query_limit")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, use_hiredis: bool = True,
                  big_arg_bytes: int = BIG_ARG_BYTES):
         self.big_arg_bytes = big_arg_bytes
+        # client-query-buffer-limit: checked in feed(), which every read that leaves bytes
+        # unparsed goes through (the fast case of get_batch holds nothing afterwards)
+        self.query_limit = NO_QUERY_LIMIT
         self.max_bulk_len = max_bulk_len
         self.unauth = False
         self._use_hiredis = use_hiredis and hiredis is not None
@@ -129,6 +137,8 @@ class RequestReader:
     def feed(self, data: bytes) -> None:
         if self._py is not None:
             self._py.feed(data)
+            if self._py.pending() > self.query_limit:
+                self._over_query_limit()
             return
         if (not self._pending and data[:1] != b"*") or _BIG_COUNT.search(data) or (
                 self._pending and _BIG_COUNT.search(
@@ -143,6 +153,19 @@ class RequestReader:
         self._hr.feed(data)
         if self._shadow is not None:
             self._shadow.feed(data)
+        if self._fed - self._used > self.query_limit:
+            self._over_query_limit()
+
+    def _over_query_limit(self) -> None:
+        """Raise QueryBufferLimit with the buffer's first bytes.  Complexity: O(1)."""
+        if self._py is not None:
+            py = self._py
+            head = (py.buf[py.pos:py.pos + QUERY_LIMIT_HEAD_BYTES]
+                    or (py._big[0][:QUERY_LIMIT_HEAD_BYTES] if py._big else b""))
+        else:
+            head = self._pending[0][self._used:self._used + QUERY_LIMIT_HEAD_BYTES] \
+                if self._pending else b""
+        raise QueryBufferLimit(self.buffered(), head)
 
     def get(self):
         py = self._py

@@ -51,6 +51,16 @@ class ProtocolError(Exception):
         return b"-ERR Protocol error: " + self.msg.encode() + b"\r\n"
 
 
+class QueryBufferLimit(Exception):
+    """More unparsed input than client-query-buffer-limit: Redis logs and closes, no reply.
+    ``head`` holds the first bytes of the buffer (for the log line)."""
+
+    def __init__(self, size: int, head: bytes):
+        super().__init__(size)
+        self.size = size
+        self.head = head
+
+
 # ---- inline argument splitting (Redis sdssplitargs) ----
 
 _ESCAPES = {ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t", ord("b"): b"\b", ord("a"): b"\a"}

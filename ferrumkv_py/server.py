@@ -20,6 +20,7 @@ from .clock import SystemClock
 from .config import Config
 from .expire import active_expire_cycle
 from .keyspace import Keyspace
+from . import limits
 
 log = logging.getLogger("ferrumkv")
 
@@ -59,6 +60,8 @@ class Stats:
         self.total_connections = 0
         self.rejected_connections = 0
         self.protocol_errors = 0
+        self.qbuf_limit_disconnections = 0   # client-query-buffer-limit closes (7.2 INFO)
+        self.obuf_limit_disconnections = 0   # client-output-buffer-limit closes (7.2 INFO)
         self.total_error_replies = 0
         self.net_input_bytes = 0
         self.net_output_bytes = 0
@@ -178,6 +181,17 @@ class Server:
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
         self.config.on_change("proto-max-bulk-len", self._set_max_bulk_len, call_now=False)
         self.config.on_change("port", self._set_port, call_now=False)
+        # ---- limits and lazy free (limits.py, lazyfree.py) ----
+        self.obuf_limits: dict = {}
+        self.obuf_soft_clients: set = set()   # clients over a soft output limit now
+        self.config.on_change("client-output-buffer-limit", self._set_obuf_limits)
+        self.config.on_change("client-query-buffer-limit", self._set_query_limit)
+        for name, attr in (("lazyfree-lazy-expire", "lazy_expire"),
+                           ("lazyfree-lazy-eviction", "lazy_eviction"),
+                           ("lazyfree-lazy-server-del", "lazy_server_del")):
+            self.config.on_change(name, lambda v, a=attr: setattr(self.ks, a, v))
+        self._lazyfree_scheduled = False
+        self.ks.lazyfree.wakeup = self._wake_lazyfree
 
     # ---- config listeners ----
 
@@ -220,6 +234,35 @@ class Server:
         log.log(logging.WARNING - 5, "Ready to accept connections tcp on %s port %d",
                 " ".join(hosts), value)
 
+    def _set_obuf_limits(self, value: str) -> None:
+        self.obuf_limits = limits.parse_obuf_limits(value)
+        for c in self.clients.values():
+            c.set_obuf_class(c.obuf_class)
+
+    def _set_query_limit(self, value: int) -> None:
+        for c in self.clients.values():
+            c.reader.query_limit = value
+
+    def _wake_lazyfree(self) -> None:
+        """Work was queued for lazy free: release it by slices between client reads (a
+        call_soon chain), or from the cron when no loop is running (tests)."""
+        if self._lazyfree_scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return                      # the cron picks it up
+        self._lazyfree_scheduled = True
+        loop.call_soon(self._lazyfree_step)
+
+    def _lazyfree_step(self) -> None:
+        self._lazyfree_scheduled = False
+        if self.ks.lazyfree.release():
+            self._wake_lazyfree()
+        else:
+            from .memory_trim import trim_after_free
+            trim_after_free()
+
     def _set_max_bulk_len(self, value: int) -> None:
         for c in self.clients.values():
             c.reader.max_bulk_len = value
@@ -249,6 +292,7 @@ class Server:
 
     def remove_client(self, client) -> None:
         self.clients.pop(client.id, None)
+        self.obuf_soft_clients.discard(client)
 
     # ---- lifecycle ----
 
@@ -257,6 +301,9 @@ class Server:
         from .connection import Client
         loop = asyncio.get_running_loop()
         self._stopped = loop.create_future()
+        allowed = limits.adjust_open_files_limit(self.config["maxclients"])
+        if allowed != self.config["maxclients"]:
+            self.config.values["maxclients"] = allowed
         hosts = self.config["bind"].split() or ["127.0.0.1"]
         port = self.config["port"]
         for host in hosts:
@@ -316,10 +363,18 @@ class Server:
             self.evictor.make_room()
         timeout = self.config["timeout"]
         if timeout:
+            # Redis clientsCronHandleTimeout: idle clients are closed, inside MULTI too;
+            # blocked and pub/sub clients are exempt (Client.timeout_exempt(), the hook the
+            # pub/sub and blocking code set)
             limit = self.now_mono - timeout
             for c in list(self.clients.values()):
-                if c.last_interaction < limit and c.multi is None:
+                if c.last_interaction < limit and not c.timeout_exempt():
+                    log.log(logging.INFO, "Closing idle client")
                     c.kill()
+        for c in list(self.obuf_soft_clients):   # over a soft output limit: time it
+            c.check_output_limits()
+        if self.ks.lazyfree.busy() and not self._lazyfree_scheduled:
+            self._lazyfree_step()
         if self.shadow is not None:
             self.shadow.cron()
         ks.peak_memory = max(getattr(ks, "peak_memory", 0), ks.used_memory)

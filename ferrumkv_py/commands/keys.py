@@ -57,16 +57,20 @@ def copy_value(value):
 @command("del", -2, "write", first_key=1, last_key=-1)
 def del_(c, argv):
     """DEL key [key ...]
-    Deletes keys; returns how many existed."""
+    Deletes keys; returns how many existed (freed as UNLINK under lazyfree-lazy-user-del)."""
     delete = c.db.delete
+    if c.server.config["lazyfree-lazy-user-del"]:
+        return sum(1 for key in argv[1:] if delete(key, True))
     return sum(1 for key in argv[1:] if delete(key))
 
 
 @command("unlink", -2, "write fast", first_key=1, last_key=-1)
 def unlink(c, argv):
     """UNLINK key [key ...]
-    Deletes keys (memory is released in O(1) here, so it is DEL); returns how many existed."""
-    return del_(c, argv)
+    Deletes keys; a value of more than 64 elements is freed later by slices (lazyfree.py);
+    returns how many existed."""
+    delete = c.db.delete
+    return sum(1 for key in argv[1:] if delete(key, True))
 
 
 @command("exists", -2, "readonly fast", first_key=1, last_key=-1)
@@ -107,7 +111,7 @@ def _rename(c, argv, nx: bool):
     if old is not None:
         if nx:
             return 0
-        db.unlink(old)
+        db.unlink(old, c.ks.lazy_server_del)
     db.rename(e, dst)
     return 1 if nx else OK
 
@@ -152,7 +156,7 @@ def copy_(c, argv):
     if old is not None:
         if not replace:
             return 0
-        dst.unlink(old)
+        dst.unlink(old, c.ks.lazy_server_del)
     ne = dst.add(argv[2], copy_value(e.value))
     if e.exp > 0:
         dst.set_expire(ne, e.exp)

@@ -33,17 +33,20 @@ def dbsize(c, argv):
     return len(c.db.data)
 
 
-def _flush_mode(argv, name):
+def _flush_mode(c, argv, name) -> bool:
+    """True for a lazy flush: ASYNC, or no argument under lazyfree-lazy-user-flush."""
     if len(argv) > 2 or (len(argv) == 2 and argv[1].lower() not in (b"async", b"sync")):
         raise CommandError(errors.SYNTAX)
+    if len(argv) == 2:
+        return argv[1].lower() == b"async"
+    return c.server.config["lazyfree-lazy-user-flush"]
 
 
 @command("flushdb", -1, "write", group="server")
 def flushdb(c, argv):
     """FLUSHDB [ASYNC|SYNC]
     Deletes every key of the selected database."""
-    _flush_mode(argv, "flushdb")
-    c.db.clear()
+    c.db.clear(_flush_mode(c, argv, "flushdb"))
     return OK
 
 
@@ -51,8 +54,7 @@ def flushdb(c, argv):
 def flushall(c, argv):
     """FLUSHALL [ASYNC|SYNC]
     Deletes every key of every database."""
-    _flush_mode(argv, "flushall")
-    c.ks.flushall()
+    c.ks.flushall(_flush_mode(c, argv, "flushall"))
     return OK
 
 

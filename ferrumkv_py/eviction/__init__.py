@@ -203,7 +203,7 @@ class Evictor:
                 db, e = got
                 if ctl is not None:
                     ctl.on_evict(e, now)
-                db.unlink(e)
+                db.unlink(e, ks.lazy_eviction)
                 ks.evicted_keys += 1
             used = ks.used_memory if ctl_mem is None else ks.used_memory + ctl_mem()
             if used <= target:

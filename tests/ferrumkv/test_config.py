@@ -148,7 +148,8 @@ def test_help_and_version(capsys):
 def _new_value(spec):
     """A valid value different from the default, as the raw string CONFIG SET takes."""
     overrides = {"dir": "/tmp", "requirepass": "pw", "save": "900 1",
-                 "litehit-capacities": "10 20", "litehit-trace-file": ""}
+                 "litehit-capacities": "10 20", "litehit-trace-file": "",
+                 "client-output-buffer-limit": "normal 1mb 512kb 10"}
     if spec.name in overrides:
         return overrides[spec.name]
     if spec.type == "bool":
