@@ -131,7 +131,14 @@ def _memory(server) -> list:
         ("maxmemory_human", format_memory_human(mm)),
         ("maxmemory_policy", server.config["maxmemory-policy"]),
         ("maxmemory_samples", server.config["maxmemory-samples"]),
-        ("mem_fragmentation_ratio", "%.2f" % (rss / used) if used else "0.00"),
+        # RSS over what the model says the process should hold: the data set plus the
+        # interpreter's own RSS at start (docs/memory.md "mem_fragmentation_ratio"), so
+        # 1.0 means no slack at any size and Redis's alert thresholds read as intended
+        ("mem_fragmentation_ratio",
+         "%.2f" % (rss / (used + server.startup_rss)) if used + server.startup_rss
+         else "0.00"),
+        ("mem_fragmentation_bytes", rss - used - server.startup_rss if rss else 0),
+        ("used_memory_startup", server.startup_rss),
         ("mem_allocator", "pymalloc"),
         ("mem_not_counted_for_evict", 0),
         ("lazyfree_pending_objects", ks.lazyfree.pending_objects),

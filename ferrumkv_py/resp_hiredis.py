@@ -17,7 +17,17 @@ try:  # hiredis is a declared dependency; the pure reader keeps the server usabl
 except ImportError:  # pragma: no cover - exercised only where hiredis is missing
     hiredis = None
 
-from .resp_scan import whole_frames
+from . import resp_scan
+
+whole_frames = None     # resp_scan's compiled scanner, set when it is loaded (on demand)
+
+
+def _scanner_ready(scan) -> None:
+    global whole_frames
+    whole_frames = scan
+
+
+resp_scan.on_ready(_scanner_ready)
 from .resp_reader import (BIG_ARG_BYTES, HIREDIS_MAX_COUNT_DIGITS, NEED_MORE,
                           PROTO_MAX_BULK_LEN, ProtocolError, PyRequestReader,
                           QueryBufferLimit)
@@ -243,6 +253,8 @@ class RequestReader:
                 self.feed(data)
             elif (len(data) < SCAN_MIN_BYTES or whole_frames is None
                   or data.__class__ is not bytes):
+                if whole_frames is None and len(data) >= SCAN_MIN_BYTES:
+                    resp_scan.request()     # a pipeline: load the scanner (once)
                 if _BIG_COUNT.search(data):
                     self.feed(data)
                 else:                   # one command, as at -P 1: checked below

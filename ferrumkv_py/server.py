@@ -191,6 +191,8 @@ class Server:
                            ("lazyfree-lazy-server-del", "lazy_server_del")):
             self.config.on_change(name, lambda v, a=attr: setattr(self.ks, a, v))
         self._lazyfree_scheduled = False
+        from .info import rss_bytes
+        self.startup_rss = rss_bytes()     # the interpreter's own RSS (INFO memory)
         self.ks.lazyfree.wakeup = self._wake_lazyfree
 
     # ---- config listeners ----
@@ -257,6 +259,8 @@ class Server:
 
     def _lazyfree_step(self) -> None:
         self._lazyfree_scheduled = False
+        from .info import rss_bytes
+        self.startup_rss = rss_bytes()     # the interpreter's own RSS (INFO memory)
         if self.ks.lazyfree.release():
             self._wake_lazyfree()
         else:

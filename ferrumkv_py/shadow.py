@@ -42,13 +42,21 @@ import asyncio
 import json
 import os
 
-import numpy as np
-
-from litehit.core import LiteHit
-from litehit.keyhash import hash_keys
-from litehit.publish import published
-
 from .info import section
+
+# numpy, numba (litehit's kernels) and llvmlite cost ~90 MB of RSS at import: loaded by the
+# first Shadow, so a server with litehit-shadow off never pays for them (_load_kernels)
+np = LiteHit = hash_keys = published = None
+
+
+def _load_kernels() -> None:
+    global np, LiteHit, hash_keys, published
+    if LiteHit is None:
+        import numpy
+        from litehit.core import LiteHit as core
+        from litehit.keyhash import hash_keys as hk
+        from litehit.publish import published as pub
+        np, LiteHit, hash_keys, published = numpy, core, hk, pub
 
 INSTANCE_ID = "ferrumkv"
 READ, READ_CONT, WRITE = 0, 2, 4      # kind codes in the flag byte; bit 0 = the server hit
@@ -69,6 +77,7 @@ class Shadow:
                  "_slicing", "_closed")
 
     def __init__(self, server):
+        _load_kernels()
         self.server = server
         self.mode = server.config["litehit-shadow-mode"]
         self.sample_rate = float(server.config["litehit-shadow-sample"])

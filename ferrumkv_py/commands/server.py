@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import errors, info
 from ..config import SPECS, ConfigError
 from ..errors import CommandError
+from ..memory_trim import trim_after_free
 from ..registry import command, lookup, unique_commands
 from ..resp import OK, Raw, RespSet, Status, Verbatim
 from .util import parse_int
@@ -33,6 +34,9 @@ def dbsize(c, argv):
     return len(c.db.data)
 
 
+TRIM_MIN_KEYS = 10_000      # a synchronous flush of more keys gives memory back (memory_trim)
+
+
 def _flush_mode(c, argv, name) -> bool:
     """True for a lazy flush: ASYNC, or no argument under lazyfree-lazy-user-flush."""
     if len(argv) > 2 or (len(argv) == 2 and argv[1].lower() not in (b"async", b"sync")):
@@ -46,7 +50,9 @@ def _flush_mode(c, argv, name) -> bool:
 def flushdb(c, argv):
     """FLUSHDB [ASYNC|SYNC]
     Deletes every key of the selected database."""
-    c.db.clear(_flush_mode(c, argv, "flushdb"))
+    lazy = _flush_mode(c, argv, "flushdb")
+    if c.db.clear(lazy) > TRIM_MIN_KEYS and not lazy:
+        trim_after_free()
     return OK
 
 
@@ -54,7 +60,9 @@ def flushdb(c, argv):
 def flushall(c, argv):
     """FLUSHALL [ASYNC|SYNC]
     Deletes every key of every database."""
-    c.ks.flushall(_flush_mode(c, argv, "flushall"))
+    lazy = _flush_mode(c, argv, "flushall")
+    if c.ks.flushall(lazy) > TRIM_MIN_KEYS and not lazy:
+        trim_after_free()       # (a lazy flush trims when its last slice is released)
     return OK
 
 

@@ -60,19 +60,26 @@ def test_obuf_config_sets_only_named_classes():
 
 @pytest.mark.needs_redis
 def test_obuf_config_differential(server, redis_server):
+    """Same replies as redis-server for sets and errors (limits kept large: the
+    redis-server fixture is shared, its defaults are restored after)."""
     ours = redis.Redis(port=server.port, protocol=2)
     theirs = redis.Redis(port=redis_server, protocol=2)
-    for raw in ("replica 1mb 2k 3", "normal 10 20 30 pubsub 1 1 1", "normal 1 2",
-                "master 1 2 3", "normal 1x 2 3", "normal 1 2 +3"):
-        got = []
+    try:
+        for raw in ("replica 1mb 2k 3", "normal 10mb 20mb 30 pubsub 1gb 1gb 1",
+                    "normal 1 2", "master 1 2 3", "normal 1x 2 3", "normal 1gb 2gb +3",
+                    "Normal 0 0 0 REPLICA 0 0 0"):
+            got = []
+            for r in (ours, theirs):
+                try:
+                    got.append(("ok", r.config_set("client-output-buffer-limit", raw),
+                                r.config_get("client-output-buffer-limit")))
+                except redis.ResponseError as e:
+                    got.append(("err", str(e)))
+            assert got[0] == got[1], raw
+    finally:
         for r in (ours, theirs):
-            try:
-                got.append(("ok", r.config_set("client-output-buffer-limit", raw),
-                            r.config_get("client-output-buffer-limit")))
-            except redis.ResponseError as e:
-                got.append(("err", str(e)))
-        assert got[0] == got[1], raw
-    ours.close()
+            r.config_set("client-output-buffer-limit", limits.OBUF_DEFAULT)
+            r.close()
 
 
 # ---- client-output-buffer-limit: enforcement ----
