@@ -69,6 +69,7 @@ class Client(asyncio.Protocol):
         self.obuf_class = "normal"
         self.obuf_early = limits.early_write_bytes(server.obuf_limits["normal"])
         self.obuf_soft_since = None
+        self.obuf_big = 0            # large-reply bytes since the last early write
         self.aborted = False         # closed for its output limit: unsent replies dropped
         self._count = server.stats.pending.append   # Stats.flush counts them per read
         self.authenticated = not server.requirepass
@@ -175,7 +176,9 @@ class Client(asyncio.Protocol):
         the limits, ``extra_bytes`` of a reply still to come included."""
         if self.aborted:
             out.clear()
+            self.obuf_big = 0
             return
+        self.obuf_big = 0
         data = b"".join(out)
         out.clear()
         self.server.stats.net_output_bytes += len(data)
@@ -198,8 +201,6 @@ class Client(asyncio.Protocol):
         commands = COMMANDS
         count = self._count
         t0 = _perf_ns()  # one clock pair per read, not per command: see Stats
-        big = 0          # bytes of large replies in ``out`` (output limits, limits.py)
-        early = self.obuf_early
         while True:
             # All the complete commands of the read at once (RequestReader.get_batch; the
             # first call feeds the read in)
@@ -235,10 +236,9 @@ class Client(asyncio.Protocol):
                     r = self.call(argv)
                     append(r)
                     if len(r) > BIG_REPLY_BYTES:
-                        big += len(r)
-                        if big > early:
+                        self.obuf_big += len(r)
+                        if self.obuf_big > self.obuf_early:
                             self._write_early(out, 0)
-                            big = 0
                 else:
                     self.last_cmd = spec.name
                     try:
@@ -255,10 +255,9 @@ class Client(asyncio.Protocol):
                                 append(_BULK_PREFIX[len(reply)])
                             except IndexError:
                                 append(b"$%d\r\n" % len(reply))
-                                big += len(reply)
-                                if big > early:    # written before its payload is queued
+                                self.obuf_big += len(reply)
+                                if self.obuf_big > self.obuf_early:    # before the payload
                                     self._write_early(out, len(reply))
-                                    big = 0
                             append(reply)
                             append(b"\r\n")
                         elif t is Raw:
@@ -272,10 +271,9 @@ class Client(asyncio.Protocol):
                             r = encode(reply, self.proto)
                             append(r)
                             if len(r) > BIG_REPLY_BYTES:
-                                big += len(r)
-                                if big > early:
+                                self.obuf_big += len(r)
+                                if self.obuf_big > self.obuf_early:
                                     self._write_early(out, 0)
-                                    big = 0
                         shadow = server.shadow
                         if shadow is not None:   # litehit: shadow.py "hot path"
                             if spec in shadow.single and not self.db.id:
@@ -295,7 +293,7 @@ class Client(asyncio.Protocol):
                 break
         if stats.pending:
             stats.flush(_perf_ns() - t0)
-        if out and not (self.closing and self.aborted):
+        if out:     # (after an output-limit abort the transport drops it)
             data = b"".join(out) if len(out) > 1 else out[0]
             stats.net_output_bytes += len(data)
             self.transport.write(data)

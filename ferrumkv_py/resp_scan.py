@@ -146,6 +146,8 @@ def _load() -> None:
 
 def request() -> None:
     """The first pipeline arrived: load the scanner on a daemon thread (once)."""
+    if _state["requested"]:
+        return
     with _lock:
         if _state["requested"]:
             return
