@@ -171,7 +171,8 @@ class RequestReader:
         if self._py is not None:
             py = self._py
             head = (py.buf[py.pos:py.pos + QUERY_LIMIT_HEAD_BYTES]
-                    or (py._big[0][:QUERY_LIMIT_HEAD_BYTES] if py._big else b""))
+                    or (bytes(py._big[:QUERY_LIMIT_HEAD_BYTES]) if py._big.__class__ is bytes
+                        else py._big[0][:QUERY_LIMIT_HEAD_BYTES] if py._big else b""))
         else:
             head = self._pending[0][self._used:self._used + QUERY_LIMIT_HEAD_BYTES] \
                 if self._pending else b""

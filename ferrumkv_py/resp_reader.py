@@ -51,6 +51,28 @@ class ProtocolError(Exception):
         return b"-ERR Protocol error: " + self.msg.encode() + b"\r\n"
 
 
+# ---- big bulks filled in place ----
+# A big bulk's payload is written straight into the ``bytes`` object that becomes the
+# argument: allocated uninitialised at its ``$len`` header (PyBytes_FromStringAndSize with
+# NULL, so its pages are touched only as the payload arrives), filled by memmove at each
+# read, handed out once the last byte is in -- never seen by anyone before.  No final join:
+# no stall of one big memcpy when the payload completes, and the payload is held once,
+# not twice at the end.  Where CPython's layout is not what this expects (another
+# interpreter), the payload is kept as a list of chunks and joined once instead.
+try:
+    import ctypes
+    _new_bytes = ctypes.pythonapi.PyBytes_FromStringAndSize
+    _new_bytes.restype = ctypes.py_object
+    _new_bytes.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t)
+    _memmove = ctypes.memmove
+    _BYTES_DATA = bytes.__basicsize__ - 1           # offset of a bytes object's payload
+    _probe = b"ferrumkv-bytes-layout-probe"
+    if ctypes.string_at(id(_probe) + _BYTES_DATA, len(_probe)) != _probe:
+        _new_bytes = None                           # pragma: no cover
+except (ImportError, AttributeError, OSError):      # pragma: no cover
+    _new_bytes = None
+
+
 class QueryBufferLimit(Exception):
     """More unparsed input than client-query-buffer-limit: Redis logs and closes, no reply.
     ``head`` holds the first bytes of the buffer (for the log line)."""
@@ -157,21 +179,21 @@ class PyRequestReader:
     A big bulk (``big_arg_bytes`` or longer, Redis's PROTO_MBULK_BIG_ARG) whose payload has
     not all arrived is collected apart, as Redis reads a big argument straight into its own
     buffer: once its ``$len`` header is known, the payload bytes already read are moved to
-    ``_big`` (a list of chunks) and every later read is appended there as it is, O(1) per
-    read however small; the chunks are joined once, into the argument itself, when the last
-    payload byte arrives.  So the unfinished bulk is held once, each of its bytes is copied
-    twice at most (the first read's slice, the join), and no buffer keeps a stale copy of
-    it once the command has run::
+    ``_big``, the argument itself allocated at its full length, and every later read is
+    copied there (``memmove``, O(that read) however small; see "big bulks filled in place"
+    above; where that is unavailable, a list of chunks joined once at the end).  So the
+    unfinished bulk is held once, each of its bytes is copied once, no join stalls the loop
+    when it completes, and no buffer keeps a stale copy of it once the command has run::
 
         $67108864\r\n <16 KB> | <16 KB> | ... | <last bytes>\r\n*1\r\n$4\r\nPING\r\n
-                    `--------- _big: chunks, joined once --------´  `-- buf again --´
+                    `----- _big: the argument, filled in place ---´  `-- buf again --´
 
     Complexity: O(bytes) per command, however the bytes are split into reads.
     """
 
     __slots__ = ("buf", "pos", "max_bulk_len", "unauth", "_left", "_argv", "_chunks",
                  "_chunks_len", "_need", "_wait", "big_arg_bytes", "_big", "_big_got",
-                 "_big_size", "_big_skip")
+                 "_big_size", "_big_skip", "fill_in_place")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN,
                  big_arg_bytes: int = BIG_ARG_BYTES):
@@ -190,6 +212,7 @@ class PyRequestReader:
         self._big_got = 0       # payload bytes in _big
         self._big_size = 0      # the big bulk's length
         self._big_skip = 0      # bytes of its trailing CRLF still to skip
+        self.fill_in_place = _new_bytes is not None  # _big is the argument itself (above)
 
     def feed(self, data: bytes) -> None:
         if self._big is not None and (self._big_got < self._big_size or self._big_skip):
@@ -219,7 +242,15 @@ class PyRequestReader:
         if data.__class__ is not bytes:
             data = bytes(data)
         need = self._big_size - self._big_got
-        if need:
+        if need and self._big.__class__ is bytes:       # filled in place
+            take = len(data) if len(data) < need else need
+            _memmove(id(self._big) + _BYTES_DATA + self._big_got, id(data) + _BYTES_DATA,
+                     take)
+            self._big_got += take
+            if take == len(data):
+                return b""
+            data = data[take:]
+        elif need:
             if len(data) <= need:
                 self._big.append(data)
                 self._big_got += len(data)
@@ -247,7 +278,10 @@ class PyRequestReader:
         assert not self._chunks or self._need > 0 or self._wait is not None
         if self._big is not None:
             assert self._left > 0 and not self._chunks
-            assert self._big_got == sum(len(c) for c in self._big) <= self._big_size
+            if self._big.__class__ is bytes:
+                assert len(self._big) == self._big_size and self._big_got <= self._big_size
+            else:
+                assert self._big_got == sum(len(c) for c in self._big) <= self._big_size
             assert 0 <= self._big_skip <= 2
             assert self._big_got == self._big_size or (self._big_skip == 2 and not self.buf)
 
@@ -320,7 +354,10 @@ class PyRequestReader:
             if self._big_got < self._big_size or self._big_skip:
                 return False
             big, self._big = self._big, None
-            argv.append(b"".join(big) if len(big) != 1 else big[0])
+            if big.__class__ is bytes:
+                argv.append(big)
+            else:
+                argv.append(b"".join(big) if len(big) != 1 else big[0])
             self._big_got = self._big_size = 0
             left -= 1
         try:
@@ -357,9 +394,16 @@ class PyRequestReader:
     def _collect_big(self, buf: bytes, start: int, blen: int) -> None:
         """Start collecting a big bulk whose payload begins at ``buf[start]`` and has not
         all arrived: what is here moves to ``_big``, the buffer empties."""
-        here = buf[start:start + blen]
-        self._big = [here] if here else []
-        self._big_got = len(here)
+        if self.fill_in_place and buf.__class__ is bytes:
+            big = _new_bytes(None, blen)
+            here = min(blen, len(buf) - start)
+            _memmove(id(big) + _BYTES_DATA, id(buf) + _BYTES_DATA + start, here)
+            self._big = big
+            self._big_got = here
+        else:
+            here = buf[start:start + blen]
+            self._big = [here] if here else []
+            self._big_got = len(here)
         self._big_size = blen
         self._big_skip = 2 - max(0, len(buf) - start - blen)
         self.buf = b""

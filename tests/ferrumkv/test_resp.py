@@ -27,7 +27,14 @@ READERS = {
     # frame of 3+ bytes handed from hiredis to the Python reader (resp_reader BIG_ARG_BYTES)
     "python-big-args": lambda: PyRequestReader(big_arg_bytes=3),
     "hiredis-big-args": lambda: RequestReader(big_arg_bytes=3),
+    "python-big-args-chunks": lambda: _chunked(PyRequestReader(big_arg_bytes=3)),
 }
+
+
+def _chunked(reader):
+    """A reader that keeps big bulks as chunk lists (interpreters without in-place fill)."""
+    reader.fill_in_place = False
+    return reader
 if resp_hiredis.hiredis is None:  # pragma: no cover
     READERS.pop("hiredis")
     READERS.pop("hiredis-big-args")
