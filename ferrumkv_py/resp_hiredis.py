@@ -254,8 +254,9 @@ class RequestReader:
                 self.feed(data)
             elif (len(data) < SCAN_MIN_BYTES or whole_frames is None
                   or data.__class__ is not bytes):
-                if whole_frames is None and len(data) >= SCAN_MIN_BYTES:
-                    resp_scan.request()     # a pipeline: load the scanner (once)
+                if (whole_frames is None and len(data) >= SCAN_MIN_BYTES
+                        and data.find(b"\r\n*") >= 0):
+                    resp_scan.request()     # a pipeline (2+ frames): load the scanner
                 if _BIG_COUNT.search(data):
                     self.feed(data)
                 else:                   # one command, as at -P 1: checked below

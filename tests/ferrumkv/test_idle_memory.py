@@ -42,11 +42,14 @@ def test_scanner_is_requested_by_the_first_pipeline():
               "from ferrumkv_py import resp_scan, resp_hiredis\n"
               "r = resp_hiredis.RequestReader()\n"
               "print(len(r.get_batch(b'*1\\r\\n$4\\r\\nPING\\r\\n')), resp_scan._state['requested'])\n"
+              "one = b'*2\\r\\n$4\\r\\nECHO\\r\\n$300\\r\\n' + b'x' * 300 + b'\\r\\n'\n"
+              "print(len(r.get_batch(one)), resp_scan._state['requested'])\n"
               "print(len(r.get_batch(b'*1\\r\\n$4\\r\\nPING\\r\\n' * 40)), resp_scan._state['requested'])\n"
               "for t in __import__('threading').enumerate():\n"
               "    if t.name == 'resp_scan-load': t.join(120)\n"
               "print(resp_hiredis.whole_frames is not None, 'numba' in sys.modules)\n")
-    assert out.split() == ["1", "False", "40", "True", "True", "True"]
+    # one big command is not a pipeline: only the read with 40 frames asks for numba
+    assert out.split() == ["1", "False", "1", "False", "40", "True", "True", "True"]
 
 
 def test_malloc_trim_available_on_glibc():
