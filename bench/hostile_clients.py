@@ -17,6 +17,20 @@ than 100 ms in any scenario (KEYS excepted until the matcher lands).
     .venv/bin/python bench/hostile_clients.py                   # starts both servers
     .venv/bin/python bench/hostile_clients.py --port 6380 --redis-port 6379 --only set64
 
+Seen here (2 vCPU VM shared with other jobs, load 3-6, 2026-12-01), ferrumkv against
+redis-server 7.0.15 in the same run; before = the tree before issue 14's network work:
+
+    scenario             ferrumkv      redis    ratio   before (ferrumkv)
+    64 MB SET  time      0.228 s       0.194 s  1.17    13.75 s
+               RSS       63.8 MB       61.5 MB  1.04
+               PING      56 ms         22 ms            6324 ms
+    256 MB SET time      0.935 s       0.538 s  1.74
+               RSS       253 MB        256 MB   0.99
+               PING      85 ms         21 ms
+    FLUSHALL ASYNC 1M    0.003 s       0.000 s          0.353 s
+               PING      21 ms         8 ms             350 ms
+    KEYS *a*a*a*a*b      3.18 s        0.000 s          (the matcher: another helper's)
+
 Writes a text report to ``--out`` (default ``out/hostile_clients.txt``), never under docs/.
 """
 
