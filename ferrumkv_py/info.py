@@ -106,6 +106,12 @@ def _clients(server) -> list:
         ("connected_clients", len(server.clients)),
         ("cluster_connections", 0),
         ("maxclients", server.config["maxclients"]),
+        # the largest buffers now (Redis keeps the recent maxima; O(clients) per INFO)
+        ("client_recent_max_input_buffer",
+         max((c.reader.buffered() for c in server.clients.values()), default=0)),
+        ("client_recent_max_output_buffer",
+         max((c.transport.get_write_buffer_size() for c in server.clients.values()
+              if c.transport is not None and not c.transport.is_closing()), default=0)),
         ("blocked_clients", 0),
         ("tracking_clients", 0),
         ("clients_in_timeout_table", 0),

@@ -191,6 +191,7 @@ class Server:
                            ("lazyfree-lazy-server-del", "lazy_server_del")):
             self.config.on_change(name, lambda v, a=attr: setattr(self.ks, a, v))
         self._lazyfree_scheduled = False
+        self.config.on_change("maxclients", self._set_maxclients, call_now=False)
         from .info import rss_bytes
         self.startup_rss = rss_bytes()     # the interpreter's own RSS (INFO memory)
         self.ks.lazyfree.wakeup = self._wake_lazyfree
@@ -241,6 +242,16 @@ class Server:
         for c in self.clients.values():
             c.set_obuf_class(c.obuf_class)
 
+    def _set_maxclients(self, value: int) -> None:
+        """CONFIG SET maxclients: raise RLIMIT_NOFILE to match, or refuse with Redis's text
+        (updateMaxclients) when the OS does not allow it."""
+        if not self.listeners:
+            return                      # not started: start() adjusts it
+        allowed = limits.adjust_open_files_limit(value)
+        if allowed != value:
+            raise ValueError("The operating system is not able to handle the specified "
+                             "number of clients, try with %d" % allowed)
+
     def _set_query_limit(self, value: int) -> None:
         for c in self.clients.values():
             c.reader.query_limit = value
@@ -259,6 +270,7 @@ class Server:
 
     def _lazyfree_step(self) -> None:
         self._lazyfree_scheduled = False
+        self.config.on_change("maxclients", self._set_maxclients, call_now=False)
         from .info import rss_bytes
         self.startup_rss = rss_bytes()     # the interpreter's own RSS (INFO memory)
         if self.ks.lazyfree.release():

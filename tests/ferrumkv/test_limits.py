@@ -218,3 +218,30 @@ def test_timeout_closes_idle_clients_inside_multi(make_server):
     assert idle.recv(100) == b"+OK\r\n"
     assert _recv_until_closed(idle, 10) == b""
     idle.close()
+
+
+def test_config_set_maxclients_beyond_rlimit_is_refused():
+    """In a child process with 256 descriptors (a hard limit cannot be raised again):
+    CONFIG SET maxclients 10000 answers Redis's updateMaxclients text, 100 is accepted."""
+    code = (
+        "import resource, socket, redis, sys\n"
+        "sys.path.insert(0, '.')\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))\n"
+        "from tests.conftest import ServerThread\n"
+        "s = ServerThread(maxclients=100)\n"
+        "r = redis.Redis(port=s.port)\n"
+        "try:\n"
+        "    r.config_set('maxclients', '10000')\n"
+        "except redis.ResponseError as e:\n"
+        "    print('ERR', e)\n"
+        "print(r.config_get('maxclients'), r.config_set('maxclients', '150'))\n"
+        "print(r.info('clients')['client_recent_max_input_buffer'])\n"
+        "s.stop()\n")
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=root).stdout
+    assert ("ERR CONFIG SET failed (possibly related to argument 'maxclients') - The "
+            "operating system is not able to handle the specified number of clients, try "
+            "with 224") in out
+    assert "{'maxclients': '100'} True" in out
