@@ -269,10 +269,9 @@ class Server:
         loop.call_soon(self._lazyfree_step)
 
     def _lazyfree_step(self) -> None:
+        """One slice of lazy free (``lazyfree.py``); the next is scheduled while work is
+        left, and memory is given back to the OS once the queue is empty."""
         self._lazyfree_scheduled = False
-        self.config.on_change("maxclients", self._set_maxclients, call_now=False)
-        from .info import rss_bytes
-        self.startup_rss = rss_bytes()     # the interpreter's own RSS (INFO memory)
         if self.ks.lazyfree.release():
             self._wake_lazyfree()
         else:

@@ -160,3 +160,20 @@ def test_flush_commands_e2e(server):
         if r.info("memory")["lazyfree_pending_objects"] == 0:
             break
     assert r.info("memory")["lazyfree_pending_objects"] == 0
+
+
+def test_lazy_free_slices_leave_the_server_state_alone(server):
+    """Draining a flush through the server's call_soon chain changes nothing but the
+    queue: no listener added, used_memory_startup kept."""
+    r = redis.Redis(port=server.port)
+    before = server.call(lambda: (len(server.server.config._listeners["maxclients"]),
+                                  server.server.startup_rss))
+    r.mset({b"k%d" % i: b"v" for i in range(5000)})
+    r.flushall(asynchronous=True)
+    for _ in range(200):
+        if r.info("memory")["lazyfree_pending_objects"] == 0:
+            break
+    after = server.call(lambda: (len(server.server.config._listeners["maxclients"]),
+                                 server.server.startup_rss))
+    assert after == before
+    assert r.info("memory")["lazyfreed_objects"] >= 5000
