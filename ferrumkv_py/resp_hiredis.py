@@ -98,10 +98,9 @@ class RequestReader:
 
     Big frames: a partial frame of ``big_arg_bytes`` or more (a large SET arriving in
     pieces) is handed to the Python reader at once, which writes a big bulk's payload
-    straight into the argument as it arrives (``PyRequestReader``): hiredis would keep its own
-    copy
-    of the frame and the anchor bookkeeping would join ``_pending`` again on every read
-    (quadratic, and three copies of the unfinished frame).  Below that size the partial
+    straight into the argument as it arrives (``PyRequestReader``): hiredis would keep its
+    own copy of the frame and the anchor bookkeeping would join ``_pending`` again on every
+    read (quadratic, and three copies of the unfinished frame).  Below that size the partial
     frame stays here, so the rejoin costs at most ``big_arg_bytes`` per read.
     Complexity: O(bytes) in C plus O(arguments) in Python per command.
     """

@@ -149,7 +149,8 @@ def _new_value(spec):
     """A valid value different from the default, as the raw string CONFIG SET takes."""
     overrides = {"dir": "/tmp", "requirepass": "pw", "save": "900 1",
                  "litehit-capacities": "10 20", "litehit-trace-file": "",
-                 "client-output-buffer-limit": "normal 1mb 512kb 10"}
+                 "client-output-buffer-limit": "normal 1mb 512kb 10",
+                 "maxclients": "1000"}   # raising it needs RLIMIT_NOFILE room (limits.py)
     if spec.name in overrides:
         return overrides[spec.name]
     if spec.type == "bool":
