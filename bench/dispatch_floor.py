@@ -88,6 +88,8 @@ def opcodes_per_command(test: str, pipeline: int, lines: int = 0) -> tuple:
     from ferrumkv_py.config import Config
     from ferrumkv_py.connection import Client
     from ferrumkv_py.server import Server
+    from ferrumkv_py import resp_scan
+    resp_scan.load_now()    # a server loads it at its first pipeline; measured loaded here
     server = Server(Config())
     c = Client(server)
     c.connection_made(sb._NullTransport())

@@ -330,6 +330,8 @@ def dispatch_cost_us(test: str, pipeline: int, n: int, config: dict) -> float:
     import random
     from ferrumkv_py.config import Config
     from ferrumkv_py.connection import Client
+    from ferrumkv_py import resp_scan
+    resp_scan.load_now()    # a server loads it at its first pipeline; measured loaded here
     from ferrumkv_py.server import Server
     cfg = Config()
     for name, value in config.items():

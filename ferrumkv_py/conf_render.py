@@ -15,11 +15,12 @@ from .config import SPECS, ConfigSpec, format_value
 
 
 CONF_SECTIONS = (  # (name prefixes, section title); first match wins
-    (("bind", "port", "maxclients", "timeout", "tcp-", "requirepass", "proto-", "databases"),
+    (("bind", "port", "maxclients", "timeout", "tcp-", "requirepass", "proto-", "databases",
+      "client-"),
      "NETWORK AND CLIENTS"),
     (("protected-mode", "enable-protected-configs"), "SECURITY"),
     (("loglevel", "logfile", "dir", "save", "appendonly"), "LOGGING AND FILES"),
-    (("hz", "active-expire"), "BACKGROUND WORK"),
+    (("hz", "active-expire", "lazyfree-"), "BACKGROUND WORK"),
     (("maxmemory", "lfu-"), "MEMORY AND EVICTION"),
     (("ahe-",), "ADAPTIVE HYBRID EVICTION (allkeys-ahe / volatile-ahe)"),
     (("litehit-",), "LITEHIT SHADOW"),

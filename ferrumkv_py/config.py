@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from . import limits
+
 INT_MAX = 2147483647
 UINT_MAX = 4294967295
 LLONG_MAX = 9223372036854775807
@@ -57,6 +59,7 @@ class ConfigSpec:
     protected: bool = False   # CONFIG SET refused unless enable-protected-configs allows it
     check: Callable | None = None  # value -> value, or ValueError(Redis-style reason)
     multi: bool = False       # takes several words (bind, save): joined by one space
+    normalize: Callable | None = None  # (value, old) -> stored value; ValueError = refused
 
 
 LITEHIT_MAX_SLOTS = 64       # litehit-capacities: capacities reported in INFO litehit
@@ -130,6 +133,12 @@ TABLE: tuple[ConfigSpec, ...] = (
       doc="keyspace notification classes, Redis letters K E g $ l s h z x e t m d n A"),
     S("tracking-table-max-keys", "int", 1000000, True, 0, LLONG_MAX,
       doc="keys CLIENT TRACKING remembers before invalidating the oldest (0 = no limit)"),
+    S("client-query-buffer-limit", "memory", 1024 ** 3, True, 1024 * 1024, LLONG_MAX,
+      doc="a client with more unparsed input than this is closed"),
+    S("client-output-buffer-limit", "string", limits.OBUF_DEFAULT, True,
+      doc="per class (normal, replica, pubsub): hard limit, soft limit, soft seconds; a "
+          "client whose unsent replies pass them is closed (0 = no limit)",
+      normalize=limits.normalize_obuf_config),
     # ---- logging and files ----
     S("loglevel", "enum", "notice", True, choices=("debug", "verbose", "notice", "warning"),
       doc="log verbosity"),
@@ -148,6 +157,15 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("maxmemory", "memory", 0, True, 0, ULLONG_MAX, doc="memory limit (0 = none)"),
     S("maxmemory-policy", "enum", "noeviction", True, choices=POLICIES, doc="eviction policy"),
     S("maxmemory-samples", "int", 5, True, 1, INT_MAX, doc="keys sampled per eviction"),
+    S("lazyfree-lazy-eviction", "bool", False, True,
+      doc="evicted keys' values are freed in the background"),
+    S("lazyfree-lazy-expire", "bool", False, True,
+      doc="expired keys' values are freed in the background"),
+    S("lazyfree-lazy-server-del", "bool", False, True,
+      doc="values the server deletes itself (overwrite, RENAME) are freed in the background"),
+    S("lazyfree-lazy-user-del", "bool", False, True, doc="DEL frees like UNLINK"),
+    S("lazyfree-lazy-user-flush", "bool", False, True,
+      doc="FLUSHALL / FLUSHDB without SYNC or ASYNC free in the background"),
     S("maxmemory-eviction-tenacity", "int", 10, True, 0, 100,
       doc="time budget for one eviction pass"),
     S("lfu-log-factor", "int", 10, True, 0, INT_MAX, doc="Morris counter logarithm factor"),
@@ -339,7 +357,16 @@ class Config:
         the values stored so far are put back and their listeners run again, so the server
         ends as it was.  Complexity: O(pairs) plus the listeners.
         """
-        parsed = [(SPECS[name], _parse(SPECS[name], raw)) for name, raw in pairs]
+        parsed = []
+        for name, raw in pairs:
+            spec = SPECS[name]
+            val = _parse(spec, raw)
+            if spec.normalize is not None:      # (value, current) -> stored value
+                try:
+                    val = spec.normalize(val, self.values[spec.name])
+                except ValueError as e:
+                    raise ConfigError(spec.name, str(e)) from None
+            parsed.append((spec, val))
         done: list[tuple[str, Any]] = []
         try:
             for spec, val in parsed:

@@ -25,11 +25,11 @@ import asyncio
 import logging
 import time
 
-from . import errors
+from . import errors, limits
 from .errors import CommandError
 from .registry import COMMANDS, lookup
-from .resp import (NULL_ARRAY, QUEUED, ProtocolError, Raw, RequestReader, encode,
-                   encode_error)
+from .resp import (NULL_ARRAY, QUEUED, ProtocolError, QueryBufferLimit, Raw,
+                   RequestReader, encode, encode_error)
 
 _perf_ns = time.perf_counter_ns
 log = logging.getLogger("ferrumkv")
@@ -49,6 +49,8 @@ _BULK_PREFIX = tuple(b"$%d\r\n" % n for n in range(BULK_PREFIXES))
 # reply (timeit), for the 0 / 1 of SADD, HSET, ZADD, DEL, EXISTS and INCR's small counters.
 INT_REPLIES = 1024
 _INT_REPLY = tuple(b":%d\r\n" % n for n in range(INT_REPLIES))
+BIG_REPLY_BYTES = 1024          # replies this long count toward the output limits early
+DEFAULT_HIGH_WATER_BYTES = 64 * 1024   # asyncio's write-buffer high-water mark
 
 
 class Client(asyncio.Protocol):
@@ -64,6 +66,14 @@ class Client(asyncio.Protocol):
         self.lib_name = b""
         self.lib_ver = b""
         self.reader = RequestReader(server.config["proto-max-bulk-len"])
+        self.reader.query_limit = server.config["client-query-buffer-limit"]
+        # client-output-buffer-limit (limits.py): the class, the reply bytes of one read
+        # after which replies are written and checked early, the soft-limit clock
+        self.obuf_class = "normal"
+        self.obuf_early = limits.early_write_bytes(server.obuf_limits["normal"])
+        self.obuf_soft_since = None
+        self.obuf_big = 0            # large-reply bytes since the last early write
+        self.aborted = False         # closed for its output limit: unsent replies dropped
         self._count = server.stats.pending.append   # Stats.flush counts them per read
         self.authenticated = not server.requirepass
         self.transport = None
@@ -84,7 +94,6 @@ class Client(asyncio.Protocol):
         self.sub_channels: dict = {}  # channel -> None, in subscription order
         self.sub_patterns: dict = {}
         self.sub_shard: dict = {}
-        self.obuf_class = "normal"   # client-output-buffer-limit class: normal | pubsub
         self.tracking = None         # tracking.ClientTracking while CLIENT TRACKING is on
         self.slow_path = False       # subscribed or tracking: every command takes call()
         self.executing = None        # this read's reply list while its commands run
@@ -112,6 +121,8 @@ class Client(asyncio.Protocol):
         s = transport.get_extra_info("socket")
         if s is not None:
             self.fd = s.fileno()
+        if self.obuf_early < DEFAULT_HIGH_WATER_BYTES:
+            transport.set_write_buffer_limits(high=self.obuf_early)
         if not self.server.add_client(self):
             transport.write(encode_error("ERR " + errors.MAX_CLIENTS))
             transport.close()
@@ -139,11 +150,63 @@ class Client(asyncio.Protocol):
         # so one slow reader cannot grow our memory without bound.
         self.paused = True
         self.transport.pause_reading()
+        self.check_output_limits()
 
     def resume_writing(self) -> None:
         self.paused = False
+        if self.obuf_soft_since is not None:
+            self.check_output_limits()
         if not self.closing:
             self.transport.resume_reading()
+
+    # ---- limits (limits.py) ----
+
+    def set_obuf_class(self, name: str) -> None:
+        """Put the client in an output-buffer class (``normal``, ``pubsub``): the pub/sub
+        code calls this on SUBSCRIBE and when the last subscription goes."""
+        self.obuf_class = name
+        self.obuf_early = limits.early_write_bytes(self.server.obuf_limits[name])
+        if self.transport is not None:
+            self.transport.set_write_buffer_limits(
+                high=min(self.obuf_early, DEFAULT_HIGH_WATER_BYTES))
+
+    def timeout_exempt(self) -> bool:
+        """Clients ``timeout`` never closes (Redis: blocked and pub/sub clients); the
+        blocking and pub/sub code extend this.  Clients inside MULTI are not exempt."""
+        return self.obuf_class == "pubsub"
+
+    def check_output_limits(self, extra_bytes: int = 0) -> bool:
+        """Close the client when its unsent replies (plus ``extra_bytes`` about to be
+        queued) pass its class's limits; True if it was closed.  Complexity: O(1)."""
+        if self.transport is None or self.aborted:
+            return self.aborted
+        pending = self.transport.get_write_buffer_size() + extra_bytes
+        soft_before = self.obuf_soft_since
+        over = limits.check_output(self, pending, self.server.now_mono)
+        if self.obuf_soft_since is not soft_before:
+            if self.obuf_soft_since is None:
+                self.server.obuf_soft_clients.discard(self)
+            else:
+                self.server.obuf_soft_clients.add(self)
+        if over:
+            self.closing = self.aborted = True
+            self.server.obuf_soft_clients.discard(self)
+            limits.close_for_output_limit(self)
+        return over
+
+    def _write_early(self, out: list, extra_bytes: int) -> None:
+        """Replies of this read passed the smallest output limit: write them now and check
+        the limits, ``extra_bytes`` of a reply still to come included."""
+        if self.aborted:
+            out.clear()
+            self.obuf_big = 0
+            return
+        self.obuf_big = 0
+        data = b"".join(out)
+        out.clear()
+        self.server.stats.net_output_bytes += len(data)
+        self.transport.write(data)
+        self.check_output_limits(extra_bytes)
 
     def data_received(self, data: bytes) -> None:
         if self.closing:
@@ -173,6 +236,9 @@ class Client(asyncio.Protocol):
                 append(e.reply())
                 self.closing = True
                 break
+            except QueryBufferLimit as e:
+                limits.close_for_query_limit(self, e.head)
+                break
             if not batch:
                 break
             it = iter(batch)
@@ -191,7 +257,12 @@ class Client(asyncio.Protocol):
                         or (spec.denyoom and server.maxmemory
                             and server.ks.used_memory > server.room_limit
                             and not server.evictor.make_room())):
-                    append(self.call(argv))
+                    r = self.call(argv)
+                    append(r)
+                    if len(r) > BIG_REPLY_BYTES:
+                        self.obuf_big += len(r)
+                        if self.obuf_big > self.obuf_early:
+                            self._write_early(out, 0)
                 else:
                     self.last_cmd = spec.name
                     try:
@@ -208,6 +279,9 @@ class Client(asyncio.Protocol):
                                 append(_BULK_PREFIX[len(reply)])
                             except IndexError:
                                 append(b"$%d\r\n" % len(reply))
+                                self.obuf_big += len(reply)
+                                if self.obuf_big > self.obuf_early:    # before the payload
+                                    self._write_early(out, len(reply))
                             append(reply)
                             append(b"\r\n")
                         elif t is Raw:
@@ -218,7 +292,12 @@ class Client(asyncio.Protocol):
                             append(_INT_REPLY[reply] if 0 <= reply < INT_REPLIES
                                    else b":%d\r\n" % reply)
                         else:
-                            append(encode(reply, self.proto))
+                            r = encode(reply, self.proto)
+                            append(r)
+                            if len(r) > BIG_REPLY_BYTES:
+                                self.obuf_big += len(r)
+                                if self.obuf_big > self.obuf_early:
+                                    self._write_early(out, 0)
                         shadow = server.shadow
                         if shadow is not None:   # litehit: shadow.py "hot path"
                             if spec in shadow.single and not self.db.id:
@@ -239,7 +318,7 @@ class Client(asyncio.Protocol):
         if stats.pending:
             stats.flush(_perf_ns() - t0)
         self.executing = None
-        if out:
+        if out:     # (after an output-limit abort the transport drops it)
             data = b"".join(out) if len(out) > 1 else out[0]
             stats.net_output_bytes += len(data)
             self.transport.write(data)
@@ -439,7 +518,9 @@ class Client(asyncio.Protocol):
     def update_slow_path(self) -> None:
         """Recompute the dispatcher's ``slow_path`` test after a (un)subscribe or TRACKING."""
         subscribed = bool(self.sub_channels or self.sub_patterns or self.sub_shard)
-        self.obuf_class = "pubsub" if subscribed else "normal"
+        cls = "pubsub" if subscribed else "normal"
+        if cls != self.obuf_class:      # client-output-buffer-limit's class (limits.py)
+            self.set_obuf_class(cls)
         self.slow_path = subscribed or self.tracking is not None
 
     def leave_events(self) -> None:
@@ -450,10 +531,14 @@ class Client(asyncio.Protocol):
         self.update_slow_path()
 
     def kill(self) -> None:
-        """CLIENT KILL / timeout / shutdown: drop the connection now."""
+        """CLIENT KILL / timeout / shutdown: drop the connection now (an output-limit
+        close drops the unsent replies too)."""
         self.closing = True
         if self.transport is not None:
-            self.transport.close()
+            if self.aborted:
+                self.transport.abort()
+            else:
+                self.transport.close()
 
 
 def _printable(b: bytes) -> str:

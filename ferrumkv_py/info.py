@@ -106,6 +106,12 @@ def _clients(server) -> list:
         ("connected_clients", len(server.clients)),
         ("cluster_connections", 0),
         ("maxclients", server.config["maxclients"]),
+        # the largest buffers now (Redis keeps the recent maxima; O(clients) per INFO)
+        ("client_recent_max_input_buffer",
+         max((c.reader.buffered() for c in server.clients.values()), default=0)),
+        ("client_recent_max_output_buffer",
+         max((c.transport.get_write_buffer_size() for c in server.clients.values()
+              if c.transport is not None and not c.transport.is_closing()), default=0)),
         ("blocked_clients", 0),
         ("tracking_clients", server.tracking.clients),
         ("clients_in_timeout_table", 0),
@@ -132,12 +138,21 @@ def _memory(server) -> list:
         ("maxmemory_human", format_memory_human(mm)),
         ("maxmemory_policy", server.config["maxmemory-policy"]),
         ("maxmemory_samples", server.config["maxmemory-samples"]),
-        ("mem_fragmentation_ratio", "%.2f" % (rss / used) if used else "0.00"),
+        # RSS over what the model says the process should hold: the data set plus the
+        # interpreter's own RSS at start (docs/memory.md "mem_fragmentation_ratio"), so
+        # 1.0 means no slack at any size and Redis's alert thresholds read as intended
+        ("mem_fragmentation_ratio",
+         "%.2f" % (rss / (used + server.startup_rss)) if used + server.startup_rss
+         else "0.00"),
+        ("mem_fragmentation_bytes", rss - used - server.startup_rss if rss else 0),
+        ("used_memory_startup", server.startup_rss),
         ("mem_allocator", "pymalloc"),
         # Redis's name for memory outside maxmemory's accounting: here the litehit shadow
         ("mem_not_counted_for_evict", shadow_bytes),
         ("litehit_shadow_memory", shadow_bytes),
         ("litehit_shadow_memory_human", format_memory_human(shadow_bytes)),
+        ("lazyfree_pending_objects", ks.lazyfree.pending_objects),
+        ("lazyfreed_objects", ks.lazyfree.freed_objects),
     ]
     fields += server.evictor.info_fields()
     return fields
@@ -183,6 +198,9 @@ def _stats(server) -> list:
         ("unexpected_error_replies", 0),
         ("total_error_replies", st.total_error_replies),
         ("total_protocol_errors", st.protocol_errors),
+        # Redis 7.2's names (7.0 closes such clients without counting them)
+        ("client_query_buffer_limit_disconnections", st.qbuf_limit_disconnections),
+        ("client_output_buffer_limit_disconnections", st.obuf_limit_disconnections),
     ] + server.tracking.info_fields()
 
 

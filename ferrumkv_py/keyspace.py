@@ -18,6 +18,7 @@ import random as _random
 from collections import deque
 
 from . import memory
+from .lazyfree import LAZYFREE_THRESHOLD, LazyFree, effort as _free_effort
 from .memory import entry_cost as _entry_cost, value_cost as _value_cost
 from .sample_lists import (_CLEARED_REMAP, COMPACT_MIN_DEAD, SAMPLE_MAX_TRIES,  # noqa: F401
                            SCAN_REMAP_HISTORY, SampleLists)
@@ -181,6 +182,8 @@ class Database(SampleLists):
                 ks.used_memory += len(value) - len(old)   # value_cost() difference, inline
             else:
                 ks.used_memory += _value_cost(value) - _value_cost(old)
+                if ks.lazy_server_del and old.__class__ is not bytes:
+                    ks.free_value(old)
             e.value = value
             if ks.watched:
                 ks.signal(self, key)
@@ -195,16 +198,18 @@ class Database(SampleLists):
         if ks.watched:  # signal() only under WATCH: one call fewer per LPUSH/SADD/HSET
             ks.signal(self, e.key)
 
-    def delete(self, key: bytes) -> bool:
-        """DEL of one key (lazily expired keys count as absent).  O(1)."""
+    def delete(self, key: bytes, lazy: bool = False) -> bool:
+        """DEL of one key (lazily expired keys count as absent); ``lazy``: UNLINK.  O(1)."""
         e = self.lookup_notouch(key)
         if e is None:
             return False
-        self.unlink(e)
+        self.unlink(e, lazy)
         return True
 
-    def unlink(self, e: Entry) -> None:
-        """Remove a live entry; memory of containers is released in O(1)."""
+    def unlink(self, e: Entry, lazy: bool = False) -> None:
+        """Remove a live entry; memory of containers is accounted in O(1).  ``lazy``: a
+        value of more than LAZYFREE_THRESHOLD elements is freed by slices later
+        (``lazyfree.py``); used_memory drops now either way."""
         ks = self.ks
         key = e.key
         del self.data[key]
@@ -222,6 +227,8 @@ class Database(SampleLists):
             self.vdead += 1
         # (exp == EXP_PERSISTED: already counted in vdead when its TTL was removed)
         ks.used_memory -= cost
+        if lazy and value.__class__ is not bytes:
+            ks.free_value(value)
         e.value = None
         self.adead += 1
         if ks.watched:
@@ -262,7 +269,7 @@ class Database(SampleLists):
 
     def _expire_entry(self, e: Entry) -> None:
         """Delete a key past its deadline (lazy and active expiry): "expired" event."""
-        self.unlink(e)
+        self.unlink(e, self.ks.lazy_expire)
         ks = self.ks
         ks.expired_keys += 1
         if ks.notify_flags:
@@ -304,19 +311,43 @@ class Database(SampleLists):
 
     # ---- whole-database operations ----
 
-    def clear(self) -> int:
-        """FLUSHDB: drop every key.  Returns how many there were.  O(n)."""
+    def clear(self, lazy: bool = False) -> int:
+        """FLUSHDB: drop every key.  Returns how many there were.  O(n), or O(watched
+        keys) with ``lazy`` (FLUSHDB ASYNC): the dict and sample lists are detached and
+        released by slices (``lazyfree.py``)."""
         ks = self.ks
         n = len(self.data)
         if ks.watched:
-            for key in self.data:
-                ks.signal(self, key)
+            data = self.data
+            for db_id, key in list(ks.watched):
+                if db_id == self.id and key in data:
+                    ks.signal(self, key)
+        if lazy:
+            return self._detach(n)
         for e in self.alist:
             if e.value is not None:
                 ks.used_memory -= memory.entry_cost(e.key, e.value)
                 if e.exp > 0:
                     ks.used_memory -= memory.EXPIRE_COST
                 e.value = None
+        self.data = {}
+        self.alist, self.adead, self.afree = [], 0, []
+        self.vlist, self.vdead, self.vfree, self.volatile = [], 0, [], 0
+        self.expires_cursor = 0
+        self._new_generation(_CLEARED_REMAP)
+        return n
+
+    def _detach(self, n: int) -> int:
+        """FLUSHDB ASYNC / FLUSHALL ASYNC: hand the whole database to the lazy free queue.
+        used_memory drops now when no other database holds keys (FLUSHALL zeroes it
+        itself); otherwise this database's share is subtracted as it is released."""
+        ks = self.ks
+        charged = (any(db.data for db in ks.dbs if db is not self)
+                   or ks.lazyfree.charged())
+        if not charged:
+            ks.used_memory = 0
+        if n or self.alist or self.vlist:
+            ks.lazyfree.add_db(self.data, (self.alist, self.vlist), charged)
         self.data = {}
         self.alist, self.adead, self.afree = [], 0, []
         self.vlist, self.vdead, self.vfree, self.volatile = [], 0, [], 0
@@ -391,6 +422,9 @@ class Keyspace:
         # published; the Notifier that publishes.  See :meth:`notify`.
         self.notify_flags = 0
         self.notifier = None
+        # lazyfree-lazy-* switches (set from the config by the server) and the queue
+        self.lazyfree = LazyFree(self)
+        self.lazy_expire = self.lazy_server_del = self.lazy_eviction = False
         self.dbs = [Database(i, self) for i in range(databases)]
 
     def refresh_time(self) -> int:
@@ -425,9 +459,24 @@ class Keyspace:
             for c in clients:
                 c.dirty_cas = True
 
-    def flushall(self) -> int:
+    def flushall(self, lazy: bool = False) -> int:
+        """FLUSHALL; ``lazy`` (ASYNC): every database detached, used_memory zeroed now.
+        Complexity: O(keys), or O(databases + watched keys) with ``lazy``."""
         self.signal_all()
-        return sum(db.clear() for db in self.dbs)
+        if not lazy:
+            return sum(db.clear() for db in self.dbs)
+        n = 0
+        for db in self.dbs:
+            n += db._detach(len(db.data))
+        self.used_memory = 0
+        for job in self.lazyfree.jobs:
+            job[2] = False          # nothing of the detached databases is charged now
+        return n
+
+    def free_value(self, value) -> None:
+        """Release a value no key holds any more: by slices when it is big.  O(1)."""
+        if _free_effort(value) > LAZYFREE_THRESHOLD:
+            self.lazyfree.add_value(value)
 
     def total_keys(self) -> int:
         return sum(len(db.data) for db in self.dbs)
@@ -440,6 +489,13 @@ class Keyspace:
                 total += memory.entry_cost(e.key, e.value)
                 if e.exp > 0:
                     total += memory.EXPIRE_COST
+        self.lazyfree._check()
+        for job in self.lazyfree.jobs:
+            if job[2]:      # a detached database still counted in used_memory
+                for e in job[0].values():
+                    if e.value is not None:
+                        total += memory.entry_cost(e.key, e.value)
+                        total += memory.EXPIRE_COST if e.exp > 0 else 0
         assert total == self.used_memory, (total, self.used_memory)
 
 

@@ -19,6 +19,7 @@ Complexity: encoding is O(bytes) per reply.
 from __future__ import annotations
 
 from .resp_hiredis import RequestReader  # noqa: F401  (re-exported)
+from .resp_reader import QueryBufferLimit  # noqa: F401  (re-exported)
 from .resp_reader import (NEED_MORE, ProtocolError, PyRequestReader,  # noqa: F401
                           split_inline)  # (re-exported)
 

@@ -17,9 +17,23 @@ try:  # hiredis is a declared dependency; the pure reader keeps the server usabl
 except ImportError:  # pragma: no cover - exercised only where hiredis is missing
     hiredis = None
 
-from .resp_scan import whole_frames
-from .resp_reader import (HIREDIS_MAX_COUNT_DIGITS, NEED_MORE, PROTO_MAX_BULK_LEN,
-                          ProtocolError, PyRequestReader)
+from . import resp_scan
+
+whole_frames = None     # resp_scan's compiled scanner, set when it is loaded (on demand)
+
+
+def _scanner_ready(scan) -> None:
+    global whole_frames
+    whole_frames = scan
+
+
+resp_scan.on_ready(_scanner_ready)
+from .resp_reader import (BIG_ARG_BYTES, HIREDIS_MAX_COUNT_DIGITS, NEED_MORE,
+                          PROTO_MAX_BULK_LEN, ProtocolError, PyRequestReader,
+                          QueryBufferLimit)
+
+QUERY_LIMIT_HEAD_BYTES = 64     # bytes of the query buffer quoted in the limit's log line
+NO_QUERY_LIMIT = 1 << 62
 
 _BIG_COUNT = re.compile(rb"\*\d{%d}" % HIREDIS_MAX_COUNT_DIGITS)
 # Wire bytes of a frame's headers, by count / length: ``*N\r\n`` and ``$len\r\n`` + ``\r\n``.
@@ -81,13 +95,26 @@ class RequestReader:
     hiredis completes the frame.  Each byte is copied O(1) times.  The Python reader hands
     back to hiredis at the first boundary, so one inline command does not slow a
     connection down for good.
+
+    Big frames: a partial frame of ``big_arg_bytes`` or more (a large SET arriving in
+    pieces) is handed to the Python reader at once, which writes a big bulk's payload
+    straight into the argument as it arrives (``PyRequestReader``): hiredis would keep its
+    own copy of the frame and the anchor bookkeeping would join ``_pending`` again on every
+    read (quadratic, and three copies of the unfinished frame).  Below that size the partial
+    frame stays here, so the rejoin costs at most ``big_arg_bytes`` per read.
     Complexity: O(bytes) in C plus O(arguments) in Python per command.
     """
 
     __slots__ = ("_hr", "_py", "_pending", "_done", "_fed", "_used", "_shadow", "_tail",
-                 "max_bulk_len", "unauth", "_use_hiredis", "_defer", "more")
+                 "max_bulk_len", "unauth", "_use_hiredis", "_defer", "more", "big_arg_bytes",
+                 "query_limit")
 
-    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, use_hiredis: bool = True):
+    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, use_hiredis: bool = True,
+                 big_arg_bytes: int = BIG_ARG_BYTES):
+        self.big_arg_bytes = big_arg_bytes
+        # client-query-buffer-limit: checked in feed(), which every read that leaves bytes
+        # unparsed goes through (the fast case of get_batch holds nothing afterwards)
+        self.query_limit = NO_QUERY_LIMIT
         self.max_bulk_len = max_bulk_len
         self.unauth = False
         self._use_hiredis = use_hiredis and hiredis is not None
@@ -98,7 +125,14 @@ class RequestReader:
         if self._use_hiredis:
             self._to_hiredis()
         else:
-            self._py = PyRequestReader(max_bulk_len)
+            self._py = PyRequestReader(max_bulk_len, big_arg_bytes)
+
+    def buffered(self) -> int:
+        """Bytes received and not yet returned as commands (Redis's query buffer length;
+        client-query-buffer-limit applies to it).  Complexity: O(1)."""
+        if self._py is not None:
+            return self._py.pending()
+        return self._fed - self._used
 
     def _to_hiredis(self) -> None:
         self._py = None
@@ -113,6 +147,8 @@ class RequestReader:
     def feed(self, data: bytes) -> None:
         if self._py is not None:
             self._py.feed(data)
+            if self._py.pending() > self.query_limit:
+                self._over_query_limit()
             return
         if (not self._pending and data[:1] != b"*") or _BIG_COUNT.search(data) or (
                 self._pending and _BIG_COUNT.search(
@@ -127,6 +163,20 @@ class RequestReader:
         self._hr.feed(data)
         if self._shadow is not None:
             self._shadow.feed(data)
+        if self._fed - self._used > self.query_limit:
+            self._over_query_limit()
+
+    def _over_query_limit(self) -> None:
+        """Raise QueryBufferLimit with the buffer's first bytes.  Complexity: O(1)."""
+        if self._py is not None:
+            py = self._py
+            head = (py.buf[py.pos:py.pos + QUERY_LIMIT_HEAD_BYTES]
+                    or (bytes(py._big[:QUERY_LIMIT_HEAD_BYTES]) if py._big.__class__ is bytes
+                        else py._big[0][:QUERY_LIMIT_HEAD_BYTES] if py._big else b""))
+        else:
+            head = self._pending[0][self._used:self._used + QUERY_LIMIT_HEAD_BYTES] \
+                if self._pending else b""
+        raise QueryBufferLimit(self.buffered(), head)
 
     def get(self):
         py = self._py
@@ -204,6 +254,9 @@ class RequestReader:
                 self.feed(data)
             elif (len(data) < SCAN_MIN_BYTES or whole_frames is None
                   or data.__class__ is not bytes):
+                if (whole_frames is None and len(data) >= SCAN_MIN_BYTES
+                        and data.find(b"\r\n*") >= 0):
+                    resp_scan.request()     # a pipeline (2+ frames): load the scanner
                 if _BIG_COUNT.search(data):
                     self.feed(data)
                 else:                   # one command, as at -P 1: checked below
@@ -386,8 +439,13 @@ class RequestReader:
             partial = joined[self._used:]
             self._pending = [partial]
             self._fed, self._used, self._done = len(partial), 0, 0
-            self._shadow = PyRequestReader(self.max_bulk_len)
+            if len(partial) >= self.big_arg_bytes:
+                self._shadow = None
+                return True     # a big frame: the Python reader collects it (class doc)
+            self._shadow = PyRequestReader(self.max_bulk_len, self.big_arg_bytes)
             self._shadow.feed(partial)
+        elif self._fed >= self.big_arg_bytes:
+            return True
         self._shadow.max_bulk_len = self.max_bulk_len
         # hiredis returned no frame since the anchor, so any command found here is news
         return self._shadow.get() is not NEED_MORE
@@ -405,7 +463,7 @@ class RequestReader:
 
     def _replay(self, extra: bytes) -> PyRequestReader:
         """A Python reader over the bytes since the anchor, past the frames served."""
-        py = PyRequestReader(self.max_bulk_len)
+        py = PyRequestReader(self.max_bulk_len, self.big_arg_bytes)
         py.feed(b"".join(self._pending) + extra)
         for _ in range(self._done):
             py.get()

@@ -36,6 +36,8 @@ UNAUTH_MAX_MULTIBULK_LEN = 10              # elements a client may send before A
 UNAUTH_MAX_BULK_LEN = 16384                # bytes per argument before AUTH (Redis 7)
 HIREDIS_MAX_COUNT_DIGITS = 6               # '*' + this many digits: too big for hiredis
 LONG_STR_SIZE = 21                         # Redis string2ll refuses strings this long
+BIG_ARG_BYTES = 32 * 1024                  # bulks this long are collected apart (Redis
+                                           # PROTO_MBULK_BIG_ARG)
 
 
 class ProtocolError(Exception):
@@ -47,6 +49,38 @@ class ProtocolError(Exception):
 
     def reply(self) -> bytes:
         return b"-ERR Protocol error: " + self.msg.encode() + b"\r\n"
+
+
+# ---- big bulks filled in place ----
+# A big bulk's payload is written straight into the ``bytes`` object that becomes the
+# argument: allocated uninitialised at its ``$len`` header (PyBytes_FromStringAndSize with
+# NULL, so its pages are touched only as the payload arrives), filled by memmove at each
+# read, handed out once the last byte is in -- never seen by anyone before.  No final join:
+# no stall of one big memcpy when the payload completes, and the payload is held once,
+# not twice at the end.  Where CPython's layout is not what this expects (another
+# interpreter), the payload is kept as a list of chunks and joined once instead.
+try:
+    import ctypes
+    _new_bytes = ctypes.pythonapi.PyBytes_FromStringAndSize
+    _new_bytes.restype = ctypes.py_object
+    _new_bytes.argtypes = (ctypes.c_void_p, ctypes.c_ssize_t)
+    _memmove = ctypes.memmove
+    _BYTES_DATA = bytes.__basicsize__ - 1           # offset of a bytes object's payload
+    _probe = b"ferrumkv-bytes-layout-probe"
+    if ctypes.string_at(id(_probe) + _BYTES_DATA, len(_probe)) != _probe:
+        _new_bytes = None                           # pragma: no cover
+except (ImportError, AttributeError, OSError):      # pragma: no cover
+    _new_bytes = None
+
+
+class QueryBufferLimit(Exception):
+    """More unparsed input than client-query-buffer-limit: Redis logs and closes, no reply.
+    ``head`` holds the first bytes of the buffer (for the log line)."""
+
+    def __init__(self, size: int, head: bytes):
+        super().__init__(size)
+        self.size = size
+        self.head = head
 
 
 # ---- inline argument splitting (Redis sdssplitargs) ----
@@ -142,13 +176,27 @@ class PyRequestReader:
     :meth:`feed` only appends to ``_chunks`` instead of copying the buffer, so a payload or
     a header trickling in byte by byte costs O(bytes), not O(bytes^2).
 
+    A big bulk (``big_arg_bytes`` or longer, Redis's PROTO_MBULK_BIG_ARG) whose payload has
+    not all arrived is collected apart, as Redis reads a big argument straight into its own
+    buffer: once its ``$len`` header is known, the payload bytes already read are moved to
+    ``_big``, the argument itself allocated at its full length, and every later read is
+    copied there (``memmove``, O(that read) however small; see "big bulks filled in place"
+    above; where that is unavailable, a list of chunks joined once at the end).  So the
+    unfinished bulk is held once, each of its bytes is copied once, no join stalls the loop
+    when it completes, and no buffer keeps a stale copy of it once the command has run::
+
+        $67108864\r\n <16 KB> | <16 KB> | ... | <last bytes>\r\n*1\r\n$4\r\nPING\r\n
+                    `----- _big: the argument, filled in place ---´  `-- buf again --´
+
     Complexity: O(bytes) per command, however the bytes are split into reads.
     """
 
     __slots__ = ("buf", "pos", "max_bulk_len", "unauth", "_left", "_argv", "_chunks",
-                 "_chunks_len", "_need", "_wait")
+                 "_chunks_len", "_need", "_wait", "big_arg_bytes", "_big", "_big_got",
+                 "_big_size", "_big_skip", "fill_in_place")
 
-    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN):
+    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN,
+                 big_arg_bytes: int = BIG_ARG_BYTES):
         self.buf = b""
         self.pos = 0
         self.max_bulk_len = max_bulk_len
@@ -159,8 +207,18 @@ class PyRequestReader:
         self._chunks_len = 0
         self._need = 0
         self._wait = None
+        self.big_arg_bytes = big_arg_bytes
+        self._big = None        # payload chunks of the big bulk being collected, or None
+        self._big_got = 0       # payload bytes in _big
+        self._big_size = 0      # the big bulk's length
+        self._big_skip = 0      # bytes of its trailing CRLF still to skip
+        self.fill_in_place = _new_bytes is not None  # _big is the argument itself (above)
 
     def feed(self, data: bytes) -> None:
+        if self._big is not None and (self._big_got < self._big_size or self._big_skip):
+            data = self._feed_big(data)
+            if not data:
+                return
         have = len(self.buf) - self.pos + self._chunks_len + len(data)
         if have < self._need or (self._wait is not None and self._wait not in data
                                  and have <= PROTO_INLINE_MAX_SIZE):
@@ -177,9 +235,36 @@ class PyRequestReader:
         self._need = 0
         self._wait = None
 
+    def _feed_big(self, data: bytes) -> bytes:
+        """Append a read to the big bulk being collected; return the bytes past its end
+        (and its CRLF), which go to the buffer as usual.  Complexity: O(1) unless the read
+        ends the bulk (then O(the read), for the slice)."""
+        if data.__class__ is not bytes:
+            data = bytes(data)
+        need = self._big_size - self._big_got
+        if need and self._big.__class__ is bytes:       # filled in place
+            take = len(data) if len(data) < need else need
+            _memmove(id(self._big) + _BYTES_DATA + self._big_got, id(data) + _BYTES_DATA,
+                     take)
+            self._big_got += take
+            if take == len(data):
+                return b""
+            data = data[take:]
+        elif need:
+            if len(data) <= need:
+                self._big.append(data)
+                self._big_got += len(data)
+                return b""
+            self._big.append(data[:need])
+            self._big_got = self._big_size
+            data = data[need:]
+        skip = min(self._big_skip, len(data))
+        self._big_skip -= skip
+        return data[skip:] if skip else data
+
     def pending(self) -> int:
-        """Bytes received and not yet returned as commands."""
-        return len(self.buf) - self.pos + self._chunks_len
+        """Bytes received and not yet returned as commands (the query buffer's length)."""
+        return len(self.buf) - self.pos + self._chunks_len + self._big_got
 
     def at_boundary(self) -> bool:
         """True when no partial command is buffered."""
@@ -191,6 +276,14 @@ class PyRequestReader:
         assert self._chunks_len == sum(len(c) for c in self._chunks)
         assert self._left >= 0 and (self._left > 0 or not self._argv)
         assert not self._chunks or self._need > 0 or self._wait is not None
+        if self._big is not None:
+            assert self._left > 0 and not self._chunks
+            if self._big.__class__ is bytes:
+                assert len(self._big) == self._big_size and self._big_got <= self._big_size
+            else:
+                assert self._big_got == sum(len(c) for c in self._big) <= self._big_size
+            assert 0 <= self._big_skip <= 2
+            assert self._big_got == self._big_size or (self._big_skip == 2 and not self.buf)
 
     def get(self):
         if self._chunks:  # still waiting for what the last call needed
@@ -257,6 +350,16 @@ class PyRequestReader:
         buf, p, n = self.buf, self.pos, len(self.buf)
         argv, left = self._argv, self._left
         max_len = UNAUTH_MAX_BULK_LEN if self.unauth else self.max_bulk_len
+        if self._big is not None:           # a big bulk: complete once every byte is here
+            if self._big_got < self._big_size or self._big_skip:
+                return False
+            big, self._big = self._big, None
+            if big.__class__ is bytes:
+                argv.append(big)
+            else:
+                argv.append(b"".join(big) if len(big) != 1 else big[0])
+            self._big_got = self._big_size = 0
+            left -= 1
         try:
             while left:
                 cr = buf.find(b"\r", p)
@@ -275,7 +378,11 @@ class PyRequestReader:
                 start = cr + 2
                 end = start + blen
                 if end + 2 > n:
-                    self._need = end + 2 - p
+                    if blen >= self.big_arg_bytes:
+                        self._collect_big(buf, start, blen)
+                        buf, p, n = b"", 0, 0
+                    else:
+                        self._need = end + 2 - p
                     return False
                 argv.append(buf[start:end])
                 p = end + 2
@@ -283,3 +390,20 @@ class PyRequestReader:
             return True
         finally:
             self.pos, self._left = p, left
+
+    def _collect_big(self, buf: bytes, start: int, blen: int) -> None:
+        """Start collecting a big bulk whose payload begins at ``buf[start]`` and has not
+        all arrived: what is here moves to ``_big``, the buffer empties."""
+        if self.fill_in_place and buf.__class__ is bytes:
+            big = _new_bytes(None, blen)
+            here = min(blen, len(buf) - start)
+            _memmove(id(big) + _BYTES_DATA, id(buf) + _BYTES_DATA + start, here)
+            self._big = big
+            self._big_got = here
+        else:
+            here = buf[start:start + blen]
+            self._big = [here] if here else []
+            self._big_got = len(here)
+        self._big_size = blen
+        self._big_skip = 2 - max(0, len(buf) - start - blen)
+        self.buf = b""

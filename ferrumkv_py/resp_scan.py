@@ -22,17 +22,20 @@ Examples (``max_len`` 512)::
 
 The reader takes the frames before ``end`` from hiredis unchecked and judges the rest itself.
 
+Loaded on demand: importing numba and llvmlite costs ~100 MB of RSS and ~2 s, which a
+server whose clients never pipeline should not pay (RSS at start 150 -> ~50 MB).  The
+reader calls :func:`request` on its first read of SCAN_MIN_BYTES or more; a daemon thread
+then imports numba and compiles (or loads the cached) scanner while reads keep taking the
+Python check, and :data:`whole_frames` is set, and every ``on_ready`` callback told, once
+it is ready.  :func:`load_now` does the same synchronously (tests, benchmarks).
+
 Complexity: O(frames + arguments) -- the header bytes are read, the payloads are skipped.
 """
 
 from __future__ import annotations
 
 import logging
-
-try:
-    from numba import njit
-except ImportError:  # pragma: no cover - numba is a declared dependency
-    njit = None
+import threading
 
 log = logging.getLogger("ferrumkv")
 
@@ -101,7 +104,9 @@ def _whole_frames(buf, max_len):
 
 def _compile():
     """The compiled scanner, or None (the reader then checks every frame in Python)."""
-    if njit is None:  # pragma: no cover
+    try:
+        from numba import njit
+    except ImportError:  # pragma: no cover - numba is a declared dependency
         return None
     try:
         scan = njit(cache=True, nogil=True)(_whole_frames)
@@ -113,4 +118,47 @@ def _compile():
     return scan
 
 
-whole_frames = _compile()
+whole_frames = None             # the compiled scanner once loaded
+_ready_callbacks: list = []
+_lock = threading.Lock()
+_state = {"requested": False}
+
+
+def on_ready(fn) -> None:
+    """Call ``fn(scanner)`` when the compiled scanner is loaded (now, if it is)."""
+    with _lock:
+        if whole_frames is None:
+            _ready_callbacks.append(fn)
+            return
+    fn(whole_frames)
+
+
+def _load() -> None:
+    global whole_frames
+    scan = _compile()
+    with _lock:
+        whole_frames = scan
+        callbacks = list(_ready_callbacks) if scan is not None else []
+        _ready_callbacks.clear()
+    for fn in callbacks:
+        fn(scan)
+
+
+def request() -> None:
+    """The first pipeline arrived: load the scanner on a daemon thread (once)."""
+    if _state["requested"]:
+        return
+    with _lock:
+        if _state["requested"]:
+            return
+        _state["requested"] = True
+    threading.Thread(target=_load, name="resp_scan-load", daemon=True).start()
+
+
+def load_now():
+    """Load the scanner synchronously; returns it (None without numba)."""
+    with _lock:
+        _state["requested"] = True
+    if whole_frames is None:
+        _load()
+    return whole_frames

@@ -20,6 +20,7 @@ from .clock import SystemClock
 from .config import Config
 from .expire import active_expire_cycle
 from .keyspace import Keyspace
+from . import limits
 
 log = logging.getLogger("ferrumkv")
 
@@ -59,6 +60,8 @@ class Stats:
         self.total_connections = 0
         self.rejected_connections = 0
         self.protocol_errors = 0
+        self.qbuf_limit_disconnections = 0   # client-query-buffer-limit closes (7.2 INFO)
+        self.obuf_limit_disconnections = 0   # client-output-buffer-limit closes (7.2 INFO)
         self.total_error_replies = 0
         self.net_input_bytes = 0
         self.net_output_bytes = 0
@@ -187,6 +190,20 @@ class Server:
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
         self.config.on_change("proto-max-bulk-len", self._set_max_bulk_len, call_now=False)
         self.config.on_change("port", self._set_port, call_now=False)
+        # ---- limits and lazy free (limits.py, lazyfree.py) ----
+        self.obuf_limits: dict = {}
+        self.obuf_soft_clients: set = set()   # clients over a soft output limit now
+        self.config.on_change("client-output-buffer-limit", self._set_obuf_limits)
+        self.config.on_change("client-query-buffer-limit", self._set_query_limit)
+        for name, attr in (("lazyfree-lazy-expire", "lazy_expire"),
+                           ("lazyfree-lazy-eviction", "lazy_eviction"),
+                           ("lazyfree-lazy-server-del", "lazy_server_del")):
+            self.config.on_change(name, lambda v, a=attr: setattr(self.ks, a, v))
+        self._lazyfree_scheduled = False
+        self.config.on_change("maxclients", self._set_maxclients, call_now=False)
+        from .info import rss_bytes
+        self.startup_rss = rss_bytes()     # the interpreter's own RSS (INFO memory)
+        self.ks.lazyfree.wakeup = self._wake_lazyfree
 
     # ---- config listeners ----
 
@@ -238,6 +255,47 @@ class Server:
         log.log(logging.WARNING - 5, "Ready to accept connections tcp on %s port %d",
                 " ".join(h for h, _ in hosts), value)
 
+    def _set_obuf_limits(self, value: str) -> None:
+        self.obuf_limits = limits.parse_obuf_limits(value)
+        for c in self.clients.values():
+            c.set_obuf_class(c.obuf_class)
+
+    def _set_maxclients(self, value: int) -> None:
+        """CONFIG SET maxclients: raise RLIMIT_NOFILE to match, or refuse with Redis's text
+        (updateMaxclients) when the OS does not allow it."""
+        if not self.listeners:
+            return                      # not started: start() adjusts it
+        allowed = limits.adjust_open_files_limit(value)
+        if allowed != value:
+            raise ValueError("The operating system is not able to handle the specified "
+                             "number of clients, try with %d" % allowed)
+
+    def _set_query_limit(self, value: int) -> None:
+        for c in self.clients.values():
+            c.reader.query_limit = value
+
+    def _wake_lazyfree(self) -> None:
+        """Work was queued for lazy free: release it by slices between client reads (a
+        call_soon chain), or from the cron when no loop is running (tests)."""
+        if self._lazyfree_scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return                      # the cron picks it up
+        self._lazyfree_scheduled = True
+        loop.call_soon(self._lazyfree_step)
+
+    def _lazyfree_step(self) -> None:
+        """One slice of lazy free (``lazyfree.py``); the next is scheduled while work is
+        left, and memory is given back to the OS once the queue is empty."""
+        self._lazyfree_scheduled = False
+        if self.ks.lazyfree.release():
+            self._wake_lazyfree()
+        else:
+            from .memory_trim import trim_after_free
+            trim_after_free()
+
     def _set_max_bulk_len(self, value: int) -> None:
         for c in self.clients.values():
             c.reader.max_bulk_len = value
@@ -275,6 +333,7 @@ class Server:
 
     def remove_client(self, client) -> None:
         self.clients.pop(client.id, None)
+        self.obuf_soft_clients.discard(client)
 
     def flush_pushes(self) -> None:
         """Write every client's pushed frames (pub/sub, invalidations) in one write each.
@@ -295,6 +354,7 @@ class Server:
                 data = b"".join(pend)
                 stats.net_output_bytes += len(data)
                 c.transport.write(data)
+                c.check_output_limits()   # a subscriber that does not read: pubsub class
 
     # ---- lifecycle ----
 
@@ -303,6 +363,9 @@ class Server:
         from .connection import Client
         loop = asyncio.get_running_loop()
         self._stopped = loop.create_future()
+        allowed = limits.adjust_open_files_limit(self.config["maxclients"])
+        if allowed != self.config["maxclients"]:
+            self.config.values["maxclients"] = allowed
         hosts = bind_addresses(self.config["bind"])
         port = self.config["port"]
         for host, optional in hosts:
@@ -373,10 +436,18 @@ class Server:
             self.evictor.make_room()
         timeout = self.config["timeout"]
         if timeout:
+            # Redis clientsCronHandleTimeout: idle clients are closed, inside MULTI too;
+            # blocked and pub/sub clients are exempt (Client.timeout_exempt(), the hook the
+            # pub/sub and blocking code set)
             limit = self.now_mono - timeout
             for c in list(self.clients.values()):
-                if c.last_interaction < limit and c.multi is None:
+                if c.last_interaction < limit and not c.timeout_exempt():
+                    log.log(logging.INFO, "Closing idle client")
                     c.kill()
+        for c in list(self.obuf_soft_clients):   # over a soft output limit: time it
+            c.check_output_limits()
+        if self.ks.lazyfree.busy() and not self._lazyfree_scheduled:
+            self._lazyfree_step()
         if self.shadow is not None:
             self.shadow.cron()
         if self.push_clients:

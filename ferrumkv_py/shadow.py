@@ -61,17 +61,25 @@ import asyncio
 import collections
 import os
 
-import numpy as np
-
-from litehit import factsfile
-from litehit.advise import advise
-from litehit.core import LiteHit
-from litehit.keyhash import hash_keys
-from litehit.projector import AggregateCurve
-from litehit.publish import published
-
 from .info import section
 from .safefile import nofollow_opener, open_regular
+
+# numpy, numba (litehit's kernels) and llvmlite cost ~90 MB of RSS at import: loaded by the
+# first Shadow, so a server with litehit-shadow off never pays for them (_load_kernels)
+np = LiteHit = hash_keys = published = factsfile = AggregateCurve = None
+
+
+def _load_kernels() -> None:
+    global np, LiteHit, hash_keys, published, factsfile, AggregateCurve
+    if LiteHit is None:
+        import numpy
+        from litehit import factsfile as ff
+        from litehit.core import LiteHit as core
+        from litehit.keyhash import hash_keys as hk
+        from litehit.projector import AggregateCurve as curve
+        from litehit.publish import published as pub
+        np, LiteHit, hash_keys, published = numpy, core, hk, pub
+        factsfile, AggregateCurve = ff, curve
 
 INSTANCE_ID = "ferrumkv"
 READ, READ_CONT, WRITE = 0, 2, 4      # kind codes in the flag byte; bit 0 = the server hit
@@ -95,6 +103,7 @@ class Shadow:
                  "_slicing", "_closed")
 
     def __init__(self, server):
+        _load_kernels()
         self.server = server
         self.mode = server.config["litehit-shadow-mode"]
         self.sample_rate = float(server.config["litehit-shadow-sample"])
@@ -419,6 +428,7 @@ class Shadow:
     def advice(self, target: float | None) -> dict:
         """LITEHIT ADVISE: litehit.advise on the live curve, plus where the server's own
         policy sits against exact LRU on the same reuses (module docstring)."""
+        from litehit.advise import advise
         out = advise(self.hits_at, self.read_blocks, self.top_capacity(),
                      self.capacity_blocks(), self.block_bytes(), target,
                      self.server.maxmemory or None)

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import sys
 
-from .. import bits as B
 from .. import errors, inplace
 from ..errors import CommandError, WrongTypeError
+from ..lazy import LazyModule
 from ..registry import command
 from .util import parse_int
+
+B = LazyModule("ferrumkv_py.bits")     # numpy kernels, loaded at the first bitmap command
 
 _OPS = {b"and": "and", b"or": "or", b"xor": "xor", b"not": "not"}
 _OVERFLOW = {b"wrap": "wrap", b"sat": "sat", b"fail": "fail"}

@@ -16,12 +16,15 @@ Redis keeps the access time on a 24-bit seconds clock, so an IDLETIME beyond it 
 
 from __future__ import annotations
 
-from .. import errors, rdb
+from .. import errors
+from ..lazy import LazyModule
 from ..errors import CommandError
 from ..registry import command
 from ..resp import OK
 from .introspection import _tracked, value_encoding
 from .util import parse_int
+
+rdb = LazyModule("ferrumkv_py.rdb")      # its LZF / list kernels load at the first DUMP
 
 MS_PER_S = 1000
 LRU_CLOCK_MAX = (1 << 24) - 1     # Redis's LRU clock: 24 bits of seconds

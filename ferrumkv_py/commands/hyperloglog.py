@@ -13,12 +13,14 @@ back into the value's cache bytes, which changes the value (WATCH sees it, as in
 
 from __future__ import annotations
 
-import numpy as np
-
-from .. import errors, hll
+from .. import errors
+from ..lazy import LazyModule
 from ..errors import CommandError, WrongTypeError
 from ..registry import command
 from ..resp import OK, Status
+
+np = LazyModule("numpy")               # loaded at the first HyperLogLog command
+hll = LazyModule("ferrumkv_py.hll")
 
 SELFTEST_REGISTER_CYCLES = 1000        # Redis HLL_TEST_CYCLES
 SELFTEST_ELEMENTS = 10_000_000         # unique elements added in the error test

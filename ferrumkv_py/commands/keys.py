@@ -55,26 +55,33 @@ def copy_value(value):
 
 # ---- DEL EXISTS TOUCH TYPE ----
 
-@command("del", -2, "write", first_key=1, last_key=-1)
-def del_(c, argv):
-    """DEL key [key ...]
-    Deletes keys; returns how many existed."""
+def _delete(c, keys: list, lazy: bool) -> int:
+    """DEL and UNLINK: delete ``keys``, a ``del`` event each; how many existed.
+    ``lazy``: values of more than 64 elements are freed later by slices (lazyfree.py)."""
     db = c.db
     delete = db.delete
     notify = c.ks.notify
     n = 0
-    for key in argv[1:]:
-        if delete(key):
+    for key in keys:
+        if delete(key, lazy):
             notify(db, NOTIFY_GENERIC, b"del", key)
             n += 1
     return n
 
 
+@command("del", -2, "write", first_key=1, last_key=-1)
+def del_(c, argv):
+    """DEL key [key ...]
+    Deletes keys; returns how many existed (freed as UNLINK under lazyfree-lazy-user-del)."""
+    return _delete(c, argv[1:], c.server.config["lazyfree-lazy-user-del"])
+
+
 @command("unlink", -2, "write fast", first_key=1, last_key=-1)
 def unlink(c, argv):
     """UNLINK key [key ...]
-    Deletes keys (memory is released in O(1) here, so it is DEL); returns how many existed."""
-    return del_(c, argv)
+    Deletes keys; a value of more than 64 elements is freed later by slices (lazyfree.py);
+    returns how many existed."""
+    return _delete(c, argv[1:], True)
 
 
 @command("exists", -2, "readonly fast", first_key=1, last_key=-1)
@@ -115,7 +122,7 @@ def _rename(c, argv, nx: bool):
     if old is not None:
         if nx:
             return 0
-        db.unlink(old)
+        db.unlink(old, c.ks.lazy_server_del)
     db.rename(e, dst)
     ks = c.ks
     ks.notify(db, NOTIFY_NEW, b"new", dst)    # Redis re-adds the value under dst (dbAdd)
@@ -164,7 +171,7 @@ def copy_(c, argv):
     if old is not None:
         if not replace:
             return 0
-        dst.unlink(old)
+        dst.unlink(old, c.ks.lazy_server_del)
     ne = dst.add(argv[2], copy_value(e.value))
     if e.exp > 0:
         dst.set_expire(ne, e.exp)

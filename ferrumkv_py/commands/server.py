@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import errors, info
 from ..config import SPECS, ConfigError, protected_allowed
 from ..errors import CommandError
+from ..memory_trim import trim_after_free
 from ..registry import command, lookup, unique_commands
 from ..resp import OK, Raw, RespSet, Status, Verbatim
 from .util import glob_matcher, parse_int
@@ -33,19 +34,28 @@ def dbsize(c, argv):
     return len(c.db.data)
 
 
-def _flush_mode(argv, name):
+TRIM_MIN_KEYS = 10_000      # a synchronous flush of more keys gives memory back (memory_trim)
+
+
+def _flush_mode(c, argv, name) -> bool:
+    """True for a lazy flush: ASYNC, or no argument under lazyfree-lazy-user-flush."""
     if len(argv) > 2 or (len(argv) == 2 and argv[1].lower() not in (b"async", b"sync")):
         raise CommandError(errors.SYNTAX)
+    if len(argv) == 2:
+        return argv[1].lower() == b"async"
+    return c.server.config["lazyfree-lazy-user-flush"]
 
 
 @command("flushdb", -1, "write", group="server")
 def flushdb(c, argv):
     """FLUSHDB [ASYNC|SYNC]
     Deletes every key of the selected database."""
-    _flush_mode(argv, "flushdb")
+    lazy = _flush_mode(c, argv, "flushdb")
     c.server.tracking.flush(c)   # a null invalidation to tracking clients (tracking.py)
-    c.db.clear()
+    freed = c.db.clear(lazy)
     c.server.tracking.flush_done()
+    if freed > TRIM_MIN_KEYS and not lazy:
+        trim_after_free()
     return OK
 
 
@@ -53,10 +63,12 @@ def flushdb(c, argv):
 def flushall(c, argv):
     """FLUSHALL [ASYNC|SYNC]
     Deletes every key of every database."""
-    _flush_mode(argv, "flushall")
+    lazy = _flush_mode(c, argv, "flushall")
     c.server.tracking.flush(c)
-    c.ks.flushall()
+    freed = c.ks.flushall(lazy)
     c.server.tracking.flush_done()
+    if freed > TRIM_MIN_KEYS and not lazy:
+        trim_after_free()       # (a lazy flush trims when its last slice is released)
     return OK
 
 

@@ -204,7 +204,7 @@ class Evictor:
                 db, e = got
                 if ctl is not None:
                     ctl.on_evict(e, now)
-                db.unlink(e)
+                db.unlink(e, ks.lazy_eviction)
                 ks.evicted_keys += 1
                 if ks.notify_flags:
                     ks.notify(db, NOTIFY_EVICTED, b"evicted", e.key)

@@ -150,7 +150,10 @@ def test_help_and_version(capsys):
 def _new_value(spec):
     """A valid value different from the default, as the raw string CONFIG SET takes."""
     overrides = {"dir": "/tmp", "requirepass": "pw", "save": "", "appendonly": "no",
-                 "litehit-capacities": "10 20", "litehit-trace-file": "trace.jsonl"}
+                 "litehit-capacities": "10 20", "litehit-trace-file": "trace.jsonl",
+                 "client-output-buffer-limit": "normal 1mb 512kb 10",
+                 "notify-keyspace-events": "AKE",   # its canonical rendering
+                 "maxclients": "1000"}   # raising it needs RLIMIT_NOFILE room (limits.py)
     if spec.name in overrides:
         return overrides[spec.name]
     if spec.type == "bool":

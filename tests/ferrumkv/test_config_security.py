@@ -240,7 +240,9 @@ def test_rewrite_round_trips_every_string_config(tmp_path):
     values = {"requirepass": NASTY, "logfile": NASTY, "dir": str(weird_dir),
               "bind": "127.0.0.1 -::1 a\"b", "litehit-trace-file": NASTY.replace("/", ""),
               "litehit-capacities": "1 22 333", "save": "",
-              "notify-keyspace-events": "AKE"}
+              "notify-keyspace-events": "AKE",
+              "client-output-buffer-limit":
+                  "normal 1048576 524288 10 slave 0 0 0 pubsub 33554432 8388608 60"}
     strings = {s.name for s in SPECS.values() if s.type == "string"}
     assert strings <= set(values), strings - set(values)
     config = Config()

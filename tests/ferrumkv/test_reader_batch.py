@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from ferrumkv_py import resp_hiredis
+from ferrumkv_py import resp_hiredis, resp_scan
 from ferrumkv_py.resp import ProtocolError, RequestReader
 
 from tests.ferrumkv.test_resp import READERS, chunkings, drive, mb, on_random_streams
@@ -67,6 +67,7 @@ def scan_threshold(n):
         resp_hiredis.SCAN_MIN_BYTES = saved
 
 
+resp_scan.load_now()    # the scanner is loaded on demand; these tests run it from the start
 SCAN_SETTINGS = (0, None, resp_hiredis.SCAN_MIN_BYTES)   # scanner always, never, as shipped
 
 

@@ -23,9 +23,21 @@ READERS = {
     "python": lambda: PyRequestReader(),
     "hiredis": lambda: RequestReader(),
     "adapter-no-hiredis": lambda: RequestReader(use_hiredis=False),
+    # tiny big-argument thresholds: every bulk of 3+ bytes is collected apart, every partial
+    # frame of 3+ bytes handed from hiredis to the Python reader (resp_reader BIG_ARG_BYTES)
+    "python-big-args": lambda: PyRequestReader(big_arg_bytes=3),
+    "hiredis-big-args": lambda: RequestReader(big_arg_bytes=3),
+    "python-big-args-chunks": lambda: _chunked(PyRequestReader(big_arg_bytes=3)),
 }
+
+
+def _chunked(reader):
+    """A reader that keeps big bulks as chunk lists (interpreters without in-place fill)."""
+    reader.fill_in_place = False
+    return reader
 if resp_hiredis.hiredis is None:  # pragma: no cover
     READERS.pop("hiredis")
+    READERS.pop("hiredis-big-args")
 
 
 def chunkings(data: bytes, seed: int = 7):

@@ -14,7 +14,7 @@ from ferrumkv_py.resp_reader import NEED_MORE, ProtocolError, PyRequestReader
 
 from tests.ferrumkv.test_resp import TOKENS, mb
 
-pytestmark = pytest.mark.skipif(resp_scan.whole_frames is None, reason="numba missing")
+pytestmark = pytest.mark.skipif(resp_scan.load_now() is None, reason="numba missing")
 
 
 def oracle(buf: bytes, max_len: int):

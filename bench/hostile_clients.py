@@ -1,0 +1,313 @@
+"""Hostile clients, side by side with redis-server in one run: what one client costs the others.
+
+Scenarios (each against ferrumkv_py and redis-server, the same bytes to both):
+
+* ``set64`` / ``set256``: a 64 MB and a 256 MB SET sent in 16 KB pieces: wall time from the
+  first byte to ``+OK``, peak RSS growth of the server process, and the worst PING latency
+  seen meanwhile by another client pinging in a loop;
+* ``keys``: KEYS with a pathological pattern (``*a*a*a*a*b``) against 20 keys of 120
+  ``a``s (the matcher is another helper's work: measured here, not fixed; a KEYS that
+  takes over 60 s counts as hung and that server is killed, so it runs last);
+* ``flushall``: FLUSHALL ASYNC on 1M keys: command time and worst PING during it and the
+  second after.
+
+Targets (issue 14): the 64 MB SET within 3x redis-server's time; no other client waits more
+than 100 ms in any scenario (KEYS excepted until the matcher lands).
+
+    .venv/bin/python bench/hostile_clients.py                   # starts both servers
+    .venv/bin/python bench/hostile_clients.py --port 6380 --redis-port 6379 --only set64
+
+Seen here (2 vCPU VM shared with other jobs, load 3-6, 2026-12-01), ferrumkv against
+redis-server 7.0.15 in the same run; before = the tree before issue 14's network work:
+
+    scenario             ferrumkv      redis    ratio   before (ferrumkv)
+    64 MB SET  time      0.228 s       0.194 s  1.17    13.75 s
+               RSS       63.8 MB       61.5 MB  1.04
+               PING      56 ms         22 ms            6324 ms
+    256 MB SET time      0.935 s       0.538 s  1.74
+               RSS       253 MB        256 MB   0.99
+               PING      85 ms         21 ms
+    FLUSHALL ASYNC 1M    0.003 s       0.000 s          0.353 s
+               PING      21 ms         8 ms             350 ms
+    KEYS *a*a*a*a*b      3.18 s        0.000 s          (the matcher: another helper's)
+
+Writes a text report to ``--out`` (default ``out/hostile_clients.txt``), never under docs/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PIECE_BYTES = 16 * 1024
+PING_GAP_S = 0.002            # the watching client's pause between PINGs
+RSS_POLL_S = 0.005
+FLUSH_KEYS = 1_000_000
+FLUSH_BATCH = 1000            # keys per MSET while filling
+KEYS_COUNT = 20               # long keys for the KEYS scenario
+KEY_LEN = 120
+KEYS_STARS = 4                # '*a' repeated: a backtracking matcher is exponential in it
+KEYS_TIMEOUT_S = 60.0         # past this KEYS counts as hung (the server is then killed)
+START_TIMEOUT_S = 30.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int) -> None:
+    deadline = time.time() + START_TIMEOUT_S
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("server on port %d did not start" % port)
+
+
+def pid_of(port: int, started: dict) -> int | None:
+    return started.get(port)
+
+
+def rss_kb(pid: int | None) -> int:
+    if pid is None:
+        return 0
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def read_reply(sock: socket.socket, buf: bytearray) -> bytes:
+    """One simple reply line (``+OK``, ``-ERR``, ``:n``) or a whole array/bulk, crudely."""
+    while b"\r\n" not in buf:
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            raise ConnectionError("closed")
+        buf += chunk
+    i = buf.index(b"\r\n")
+    line = bytes(buf[:i])
+    del buf[:i + 2]
+    if line[:1] == b"*":
+        for _ in range(max(0, int(line[1:]))):
+            read_reply(sock, buf)
+    elif line[:1] == b"$" and int(line[1:]) >= 0:
+        need = int(line[1:]) + 2
+        while len(buf) < need:
+            buf += sock.recv(1 << 20)
+        del buf[:need]
+    return line
+
+
+class Watcher:
+    """Another client PINGing in a loop; ``worst_ms`` is its slowest round trip."""
+
+    def __init__(self, port: int):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.worst_ms = 0.0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        buf = bytearray()
+        while not self.stop.is_set():
+            t = time.perf_counter()
+            self.sock.sendall(b"*1\r\n$4\r\nPING\r\n")
+            read_reply(self.sock, buf)
+            self.worst_ms = max(self.worst_ms, (time.perf_counter() - t) * 1000)
+            time.sleep(PING_GAP_S)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(30)
+        self.sock.close()
+
+
+class RssPeak:
+    def __init__(self, pid):
+        self.pid = pid
+        self.base = rss_kb(pid)
+        self.peak = self.base
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.peak = max(self.peak, rss_kb(self.pid))
+            time.sleep(RSS_POLL_S)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(5)
+
+
+def command(port: int, *args: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%b\r\n" % (len(a), a)
+                                                   for a in args))
+        return read_reply(s, bytearray())
+
+
+def big_set(port: int, pid, size_mb: int) -> dict:
+    payload = b"v" * (size_mb << 20)
+    frame = b"*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n" % len(payload) + payload + b"\r\n"
+    del payload
+    with Watcher(port) as w, RssPeak(pid) as rss:
+        s = socket.create_connection(("127.0.0.1", port))
+        t = time.perf_counter()
+        view = memoryview(frame)
+        for i in range(0, len(frame), PIECE_BYTES):
+            s.sendall(view[i:i + PIECE_BYTES])
+        line = read_reply(s, bytearray())
+        elapsed = time.perf_counter() - t
+        s.close()
+    command(port, b"DEL", b"big")
+    return {"time_s": elapsed, "rss_growth_mb": (rss.peak - rss.base) / 1024,
+            "worst_ping_ms": w.worst_ms, "reply": line.decode()}
+
+
+def keys_scenario(port: int, pid, stars: int = KEYS_STARS) -> dict:
+    """KEYS '*a*a...*b' over long keys of 'a's: no key matches, and a backtracking matcher
+    tries every way to place the stars (Redis 7.0's stringmatchlen gives up early)."""
+    for i in range(KEYS_COUNT):
+        command(port, b"SET", b"a" * KEY_LEN + b"%d" % i, b"1")
+    with Watcher(port) as w:
+        t = time.perf_counter()
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.settimeout(KEYS_TIMEOUT_S)
+            pattern = b"*a" * stars + b"b"
+            s.sendall(b"*2\r\n$4\r\nKEYS\r\n$%d\r\n%b\r\n" % (len(pattern), pattern))
+            try:
+                read_reply(s, bytearray())
+            except socket.timeout:
+                if pid is not None:
+                    os.kill(pid, 9)     # hung in KEYS: this run's server is gone
+                w.stop.set()
+                return {"time_s": float("inf"), "worst_ping_ms": float("inf")}
+        elapsed = time.perf_counter() - t
+    command(port, b"FLUSHALL")
+    return {"time_s": elapsed, "worst_ping_ms": w.worst_ms}
+
+
+def fill(port: int, n: int) -> None:
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        buf = bytearray()
+        sent = 0
+        for start in range(0, n, FLUSH_BATCH):
+            args = [b"MSET"]
+            for i in range(start, min(n, start + FLUSH_BATCH)):
+                args += [b"key:%012d" % i, b"xxxxxxxxxx"]
+            s.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%b\r\n" % (len(a), a)
+                                                       for a in args))
+            sent += 1
+            if sent % 50 == 0:
+                for _ in range(50):
+                    read_reply(s, buf)
+                sent = 0
+        for _ in range(sent):
+            read_reply(s, buf)
+
+
+def flushall_scenario(port: int, pid) -> dict:
+    fill(port, FLUSH_KEYS)
+    with Watcher(port) as w:
+        t = time.perf_counter()
+        command(port, b"FLUSHALL", b"ASYNC")
+        elapsed = time.perf_counter() - t
+        time.sleep(1.0)
+    return {"time_s": elapsed, "worst_ping_ms": w.worst_ms}
+
+
+SCENARIOS = {     # KEYS last: a matcher that hangs takes its server down
+    "set64": lambda port, pid: big_set(port, pid, 64),
+    "set256": lambda port, pid: big_set(port, pid, 256),
+    "flushall": flushall_scenario,
+    "keys": keys_scenario,
+}
+
+
+def start_servers(args) -> tuple[int, int, dict, list]:
+    started: dict = {}
+    procs = []
+    ours, theirs = args.port, args.redis_port
+    if ours is None:
+        ours = free_port()
+        p = subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--port", str(ours)],
+                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(p)
+        started[ours] = p.pid
+    if theirs is None:
+        exe = shutil.which("redis-server")
+        if exe is None:
+            raise SystemExit("redis-server not found (or pass --redis-port)")
+        theirs = free_port()
+        p = subprocess.Popen([exe, "--port", str(theirs), "--save", "", "--appendonly", "no",
+                              "--bind", "127.0.0.1"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        procs.append(p)
+        started[theirs] = p.pid
+    wait_port(ours)
+    wait_port(theirs)
+    return ours, theirs, started, procs
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--port", type=int, help="a running ferrumkv_py (default: start one)")
+    ap.add_argument("--redis-port", type=int, help="a running redis-server (default: start)")
+    ap.add_argument("--only", nargs="*", choices=sorted(SCENARIOS), help="scenarios to run")
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "hostile_clients.txt"))
+    args = ap.parse_args(argv)
+    ours, theirs, started, procs = start_servers(args)
+    lines = []
+    try:
+        for name in args.only or list(SCENARIOS):
+            row = {}
+            for label, port in (("ferrumkv", ours), ("redis", theirs)):
+                row[label] = SCENARIOS[name](port, started.get(port))
+            a, b = row["ferrumkv"], row["redis"]
+            for metric in a:
+                if metric == "reply":
+                    continue
+                ratio = a[metric] / b[metric] if b[metric] else float("inf")
+                lines.append("%-9s %-14s ferrumkv %10.3f  redis %10.3f  ratio %7.2f"
+                             % (name, metric, a[metric], b[metric], ratio))
+                print(lines[-1], flush=True)
+    finally:
+        for p in procs:
+            p.terminate()
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(30)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

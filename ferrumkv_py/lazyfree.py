@@ -1,0 +1,185 @@
+"""Lazy free: big values and flushed databases released in bounded slices, not in one go.
+
+Freeing a million objects takes CPython about as long as creating them (FLUSHALL of 1M keys:
+0.27 s inside one command before this), and no other client is served meanwhile.  Redis
+hands such work to a background thread (lazyfree.c); we cannot free on another thread, so
+the keyspace *detaches* what is to be freed, the command replies at once, and the objects
+are released a slice at a time, each slice bounded by a time budget, with the event loop
+serving clients between slices (``Server`` drives :meth:`LazyFree.release` with a
+``loop.call_soon`` chain, or the cron when no loop runs)::
+
+    FLUSHALL ASYNC   db.data, db.alist, db.vlist  --detach-->  queue  --slices-->  freed
+    UNLINK big       entry.value (> LAZYFREE_THRESHOLD elements) --------^
+
+A slice pops items off the front job (``dict.popitem``, ``list.pop``, ``deque.pop``,
+``set.pop``): each pop drops one reference, so the objects die one by one, never as one
+long deallocation.  A value met inside a detached dict that is itself big (a 1M-element
+hash in a flushed database) is queued as its own job instead of being dropped whole.
+
+Accounting: ``used_memory`` drops when the command runs, as Redis reports it after a
+flush (FLUSHALL: the keyspace model is zeroed; a value: its cost is subtracted by
+``Database.unlink``), except FLUSHDB ASYNC while other databases hold keys: that database's
+cost is not known without a walk, so it is subtracted slice by slice as its entries are
+released (a *charged* job).  INFO ``lazyfree_pending_objects`` counts the keys of flushed
+databases and the big values still queued; ``lazyfreed_objects`` those released.
+
+Complexity: detaching is O(1) (O(watched keys) for WATCH); :meth:`release` is O(items
+released), at most one time budget per call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+LAZYFREE_THRESHOLD = 64        # elements: smaller values are freed at once (Redis's value)
+SLICE_ITEMS = 1024             # pops between two clock reads
+SLICE_BUDGET_NS = 2_000_000    # one slice may take this long before clients are served
+
+
+def effort(value) -> int:
+    """Elements a value holds (Redis ``lazyfreeGetFreeEffort``): 1 for a string."""
+    if value.__class__ is bytes:
+        return 1
+    scores = getattr(value, "scores", None)     # a ZSet: its member dict
+    return len(scores) if scores is not None else len(value)
+
+
+class LazyFree:
+    """The queue of detached objects and the counters INFO reports."""
+
+    __slots__ = ("jobs", "pending_objects", "freed_objects", "ks", "wakeup")
+
+    def __init__(self, ks=None):
+        self.ks = ks
+        self.jobs: deque = deque()   # [container, objects it stands for, charge memory?]
+        self.pending_objects = 0
+        self.freed_objects = 0
+        self.wakeup = None           # called when work is queued (Server schedules slices)
+
+    def add_value(self, value) -> None:
+        """Queue a big value detached from its key (UNLINK, lazyfree-lazy-*)."""
+        self.jobs.append([_slicer(value), 1, False])
+        self.pending_objects += 1
+        self._wake()
+
+    def add_db(self, data: dict, lists: tuple, charged: bool) -> None:
+        """Queue a detached database: its dict and its sample lists.  ``charged``: its
+        entries are still counted in used_memory (subtracted as they are released)."""
+        for lst in lists:
+            if lst:
+                self.jobs.append([lst, 0, False])
+        self.jobs.append([data, len(data), charged])
+        self.pending_objects += len(data)
+        self._wake()
+
+    def charged(self) -> bool:
+        """True while a queued database is still counted in used_memory."""
+        return any(job[2] for job in self.jobs)
+
+    def _wake(self) -> None:
+        if self.wakeup is not None:
+            self.wakeup()
+
+    def busy(self) -> bool:
+        return bool(self.jobs)
+
+    def release(self, budget_ns: int = SLICE_BUDGET_NS, clock=time.perf_counter_ns) -> bool:
+        """Release queued objects for about ``budget_ns``; True while work remains.
+
+        Complexity: O(items released); the clock is read every SLICE_ITEMS pops.
+        """
+        jobs = self.jobs
+        deadline = clock() + budget_ns
+        while jobs:
+            job = jobs[0]
+            obj = job[0]
+            if obj.__class__ is dict:
+                done = self._release_dict(job, obj)
+            else:
+                done = _release_some(obj)
+            if done:
+                jobs.popleft()
+                if job[1] == 1 and obj.__class__ is not dict:
+                    self.pending_objects -= 1
+                    self.freed_objects += 1
+            if clock() >= deadline:
+                break
+        return bool(jobs)
+
+    def release_all(self) -> None:
+        """Everything now (shutdown, tests).  Complexity: O(queued items)."""
+        while self.release(1 << 62):
+            pass
+
+    def _release_dict(self, job: list, data: dict) -> bool:
+        """Pop up to SLICE_ITEMS entries of a detached keyspace dict."""
+        from .memory import EXPIRE_COST, entry_cost
+        ks = self.ks
+        charged = job[2]
+        n = min(SLICE_ITEMS, len(data))
+        pop = data.popitem
+        freed = 0
+        for _ in range(n):
+            e = pop()[1]
+            value = e.value
+            if value is None:
+                continue
+            if charged:
+                ks.used_memory -= entry_cost(e.key, value) + (EXPIRE_COST if e.exp > 0 else 0)
+            e.value = None          # ghosts elsewhere (AHE, pools) see a dead entry
+            freed += 1
+            if value.__class__ is not bytes and effort(value) > LAZYFREE_THRESHOLD:
+                self.jobs.append([_slicer(value), 0, False])
+        self.pending_objects -= n
+        self.freed_objects += n
+        return not data
+
+    def _check(self) -> None:
+        assert self.pending_objects >= 0
+        assert self.pending_objects >= sum(len(j[0]) for j in self.jobs
+                                           if j[0].__class__ is dict)
+
+
+def _slicer(value):
+    """What a slice pops from: the value itself, or a ZSet's parts one after the other
+    (member dict, then the order's member sublists, then the rest)."""
+    scores = getattr(value, "scores", None)
+    if scores is not None:
+        return _Chain([scores, value.order._m, value])
+    return value
+
+
+class _Chain:
+    """Parts released one after the other by slices (the last one dropped whole)."""
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: list):
+        self.parts = parts
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts[:-1]) + 1
+
+
+def _release_some(obj) -> bool:
+    """Pop up to SLICE_ITEMS items off a list, deque, set, dict or chain; True when empty.
+    A list of lists (a ZSet's member sublists, LOAD members each) loses two at a time."""
+    if obj.__class__ is _Chain:
+        parts = obj.parts
+        if len(parts) > 1:
+            if _release_some(parts[0]):
+                parts.pop(0)
+            return False
+        parts.clear()
+        return True
+    if isinstance(obj, list):
+        if obj and obj[-1].__class__ is list:
+            del obj[-2:]
+        else:
+            del obj[-SLICE_ITEMS:]
+        return not obj
+    n = min(SLICE_ITEMS, len(obj))
+    pop = obj.popitem if isinstance(obj, dict) else obj.pop
+    for _ in range(n):
+        pop()
+    return not obj
