@@ -89,7 +89,8 @@ def setbit(c, argv):
     if e is None:
         # int.to_bytes zero-pads on the left: one allocation, even at offset 2**32 - 1
         db.add(argv[1], (on << shift).to_bytes(byte + 1, "big"))
-        c.ks.notify(db, NOTIFY_STRING, b"setbit", argv[1])   # created counts as changed
+        if c.ks.notify_flags:       # created counts as changed
+            c.ks.notify(db, NOTIFY_STRING, b"setbit", argv[1])
         return 0
     old = e.value
     if old.__class__ is not bytes:
@@ -110,7 +111,8 @@ def setbit(c, argv):
             db.set_value(e, b"".join((mv[:byte], bytes((new,)), mv[byte + 1:])))
     else:
         db.set_value(e, b"".join((old, new.to_bytes(byte - n + 1, "big"))))
-    c.ks.notify(db, NOTIFY_STRING, b"setbit", argv[1])
+    if c.ks.notify_flags:
+        c.ks.notify(db, NOTIFY_STRING, b"setbit", argv[1])
     return was
 
 

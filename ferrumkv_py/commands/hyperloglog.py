@@ -58,7 +58,8 @@ def pfadd(c, argv):
     if e is None:
         value, _ = hll.add(hll.new_sparse(), argv[2:], _max_bytes(c))
         db.add(argv[1], hll.mark_stale(value))    # created counts as updated, as Redis
-        c.ks.notify(db, NOTIFY_STRING, b"pfadd", argv[1])
+        if c.ks.notify_flags:
+            c.ks.notify(db, NOTIFY_STRING, b"pfadd", argv[1])
         return 1
     try:
         value, updated = hll.add(_hll_value(e), argv[2:], _max_bytes(c))
@@ -66,7 +67,8 @@ def pfadd(c, argv):
         raise _corrupt() from None
     if updated:
         db.set_value(e, value)
-        c.ks.notify(db, NOTIFY_STRING, b"pfadd", argv[1])
+        if c.ks.notify_flags:
+            c.ks.notify(db, NOTIFY_STRING, b"pfadd", argv[1])
     return 1 if updated else 0
 
 
