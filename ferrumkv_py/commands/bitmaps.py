@@ -13,6 +13,9 @@ field width, multiplied in C's int64 (a wrapped product is checked like any othe
 Writes: a value of 4 KiB or more that only its key holds is edited in place (``inplace.py``
 explains when that is safe), O(1) as in Redis; otherwise (a small or shared value, or one
 that grows) the new value is built with one copy (``memoryview`` slices joined), O(n).
+
+Keyspace notifications, as Redis 7.0: SETBIT and BITFIELD publish ``setbit`` only when the
+value changed (or was created or grown), BITOP ``set``, or ``del`` for an empty result.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ import sys
 from .. import errors, inplace
 from ..errors import CommandError, WrongTypeError
 from ..lazy import LazyModule
+from ..notify import NOTIFY_STRING
 from ..registry import command
+from .stored import drop_notify
 from .util import parse_int
 
 B = LazyModule("ferrumkv_py.bits")     # numpy kernels, loaded at the first bitmap command
@@ -86,6 +91,8 @@ def setbit(c, argv):
     if e is None:
         # int.to_bytes zero-pads on the left: one allocation, even at offset 2**32 - 1
         db.add(argv[1], (on << shift).to_bytes(byte + 1, "big"))
+        if c.ks.notify_flags:       # created counts as changed
+            c.ks.notify(db, NOTIFY_STRING, b"setbit", argv[1])
         return 0
     old = e.value
     if old.__class__ is not bytes:
@@ -106,6 +113,8 @@ def setbit(c, argv):
             db.set_value(e, b"".join((mv[:byte], bytes((new,)), mv[byte + 1:])))
     else:
         db.set_value(e, b"".join((old, new.to_bytes(byte - n + 1, "big"))))
+    if c.ks.notify_flags:
+        c.ks.notify(db, NOTIFY_STRING, b"setbit", argv[1])
     return was
 
 
@@ -223,9 +232,10 @@ def bitop(c, argv):
     size = max(len(v) for v in values)
     db = c.db
     if not size:
-        db.delete(argv[2])
+        drop_notify(c, argv[2])
         return 0
     db.set(argv[2], B.bitop(op, values, size))
+    c.ks.notify(db, NOTIFY_STRING, b"set", argv[2])
     return size
 
 
@@ -320,10 +330,13 @@ def _bitfield(c, argv, readonly_cmd: bool):
             for lo, data in buf.runs():
                 inplace.write(v, lo, data)
             c.db.set_value(e, v)
+            c.ks.notify(c.db, NOTIFY_STRING, b"setbit", argv[1])
             return out
         buf.base = v
     if e is None or changes or grown:
         _store(c, argv[1], e, buf.value())
+    if changes:     # a new key whose writes all FAILed publishes only "new"
+        c.ks.notify(c.db, NOTIFY_STRING, b"setbit", argv[1])
     return out
 
 

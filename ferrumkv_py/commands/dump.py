@@ -5,7 +5,8 @@ RESTORE checks in Redis 7.0's order, each failure leaving the keyspace as it was
 existing key without REPLACE (``BUSYKEY``), the TTL, the payload's version and checksum,
 and the value itself (``Bad data format``).  Only then is an old key replaced.  A TTL whose
 deadline has passed (an ABSTTL in the past, or a relative TTL that overflows, as Redis's
-64-bit sum wraps negative) answers OK and creates nothing.
+64-bit sum wraps negative) answers OK and creates nothing (with REPLACE the old key is
+still removed, publishing ``del``).  A restored key publishes ``new`` then ``restore``.
 
 IDLETIME and FREQ set the restored key's access metadata through the keyspace
 (``Database.set_access``): FREQ under a policy that keeps the LFU counter, IDLETIME under one
@@ -19,9 +20,11 @@ from __future__ import annotations
 from .. import errors
 from ..lazy import LazyModule
 from ..errors import CommandError
+from ..notify import NOTIFY_GENERIC
 from ..registry import command
 from ..resp import OK
 from .introspection import _tracked, value_encoding
+from .stored import drop
 from .util import parse_int
 
 rdb = LazyModule("ferrumkv_py.rdb")      # its LZF / list kernels load at the first DUMP
@@ -113,20 +116,23 @@ def _restore(c, argv):
         value = rdb.load(payload)
     except rdb.RdbError:
         raise CommandError(errors.BAD_DATA_FORMAT) from None
-    if replace:
-        db.delete(key)
+    # Redis's dbDelete: an old key past its TTL is removed without an "expired" event
+    deleted = replace and drop(db, key)
     now = c.ks.now_ms
     if ttl and not absttl:
         ttl = _c_int64(ttl + now)
     if ttl and ttl <= now:
-        return OK                 # already expired: nothing is created
-    e = db.add(key, value)
+        if deleted:               # already expired: nothing is created, the old key is gone
+            c.ks.notify(db, NOTIFY_GENERIC, b"del", key)
+        return OK
+    e = db.add(key, value)        # publishes "new"
     if ttl:
-        db.set_expire(e, ttl)
+        db.set_expire(e, ttl)     # no "expire" event: Redis publishes only "restore"
     if freq >= 0 and _tracked(c, "freq"):
         db.set_access(e, now, freq)
     elif idle >= 0 and _tracked(c, "idle"):
         db.set_access(e, now - redis_idle_s(idle, now) * MS_PER_S)
+    c.ks.notify(db, NOTIFY_GENERIC, b"restore", key)
     return OK
 
 

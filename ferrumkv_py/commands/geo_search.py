@@ -22,6 +22,7 @@ from ..zset import ScoreRange, ZSet
 from .geo import (coord_reply, format_distance, long_long, member_lonlat, parse_box,
                   parse_lonlat, parse_radius)
 from .util import parse_int
+from .stored import drop_notify
 from .zsetops import store_built
 from .zsets import _read
 
@@ -200,7 +201,7 @@ def _search(c, argv, src: int, kind: int, nostore: bool = False):
     _check_options(argv, kind, o)
     if z is None:
         if o.store is not None:
-            c.db.delete(o.store)
+            drop_notify(c, o.store)     # a missing source empties the destination: "del"
             return 0
         return []
     if o.count and o.sort is None and not o.any:
@@ -216,18 +217,21 @@ def _search(c, argv, src: int, kind: int, nostore: bool = False):
             found.sort(key=_dist, reverse=desc)
     if o.count:
         del found[o.count:]
-    return _reply(c, found, sh.to_m, o)
+    return _reply(c, found, sh.to_m, o,
+                  b"geosearchstore" if kind == _SEARCH_STORE else b"georadiusstore")
 
 
 def _dist(p) -> float:
     return p[4]
 
 
-def _reply(c, found: list, to_m: float, o: _Opts):
-    """The search result: stored (geohash or distance scores), names, or [name, extras]."""
+def _reply(c, found: list, to_m: float, o: _Opts, event: bytes):
+    """The search result: stored (geohash or distance scores; ``event`` is published, or
+    ``del`` for an empty result), names, or [name, extras]."""
     if o.store is not None:
         return store_built(c, o.store,
-                           [((p[4] / to_m) if o.storedist else p[0], p[1]) for p in found])
+                           [((p[4] / to_m) if o.storedist else p[0], p[1]) for p in found],
+                           event)
     if not (o.withdist or o.withhash or o.withcoord):
         return [p[1] for p in found]
     out = []

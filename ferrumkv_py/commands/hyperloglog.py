@@ -9,6 +9,10 @@ object detected``.
 Keyspace lookups follow Redis: PFCOUNT and the PFMERGE sources are counted reads, PFADD,
 the PFMERGE destination and PFDEBUG write lookups.  PFCOUNT of one key stores the estimate
 back into the value's cache bytes, which changes the value (WATCH sees it, as in Redis).
+
+Keyspace notifications (class ``$``): PFADD publishes ``pfadd`` when it created the key or
+changed a register, PFMERGE always publishes ``pfadd``; PFCOUNT's cache rewrite and PFDEBUG
+publish nothing, as in Redis 7.0.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 from .. import errors
 from ..lazy import LazyModule
 from ..errors import CommandError, WrongTypeError
+from ..notify import NOTIFY_STRING
 from ..registry import command
 from ..resp import OK, Status
 
@@ -55,6 +60,8 @@ def pfadd(c, argv):
     if e is None:
         value, _ = hll.add(hll.new_sparse(), argv[2:], _max_bytes(c))
         db.add(argv[1], hll.mark_stale(value))    # created counts as updated, as Redis
+        if c.ks.notify_flags:
+            c.ks.notify(db, NOTIFY_STRING, b"pfadd", argv[1])
         return 1
     try:
         value, updated = hll.add(_hll_value(e), argv[2:], _max_bytes(c))
@@ -62,6 +69,8 @@ def pfadd(c, argv):
         raise _corrupt() from None
     if updated:
         db.set_value(e, value)
+        if c.ks.notify_flags:
+            c.ks.notify(db, NOTIFY_STRING, b"pfadd", argv[1])
     return 1 if updated else 0
 
 
@@ -127,6 +136,8 @@ def pfmerge(c, argv):
         db.add(argv[1], value)
     else:
         db.set_value(e, value)
+    # Redis publishes "pfadd" (a merge is a mass add), changed or not
+    c.ks.notify(db, NOTIFY_STRING, b"pfadd", argv[1])
     return OK
 
 

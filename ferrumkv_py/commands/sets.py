@@ -39,6 +39,7 @@ from ..notify import NOTIFY_GENERIC, NOTIFY_SET
 from ..registry import command
 from ..resp import RespSet
 from ..values import RSet
+from .stored import drop_notify
 from .util import (LLONG_MAX, bulk_array, check_type, parse_int, parse_pop_count, read_typed,
                    scan_reply, shrink, write_typed)
 
@@ -378,8 +379,7 @@ def _diff(sets: list) -> set:
 
 def _store(c, dst: bytes, result: set, event: bytes) -> int:
     if not result:
-        if c.db.delete(dst):
-            c.ks.notify(c.db, NOTIFY_GENERIC, b"del", dst)
+        drop_notify(c, dst)     # an expired destination is a "del" too, as Redis
         return 0
     c.db.set(dst, new_set(result))
     c.ks.notify(c.db, NOTIFY_SET, event, dst)

@@ -21,7 +21,8 @@ a BY pattern a missing value sorts first.  A set sorted with BY nosort is sorted
 when stored (Redis does this for replication); otherwise it comes in set order (ascending
 for a set Redis would keep as an intset).
 
-The stored result is a list (deleted if empty).  The sort is stable, as glibc's qsort is.
+The stored result is a list (deleted if empty; ``sortstore`` or ``del`` is published).  The
+sort is stable, as glibc's qsort is.
 
 Complexity: O(n log n + n * p) for n elements and p patterns (key lookups are O(1)).
 """
@@ -30,11 +31,13 @@ from __future__ import annotations
 
 from .. import errors, memory
 from ..errors import CommandError, WrongTypeError
+from ..notify import NOTIFY_LIST
 from ..pqsort import partial_sort
 from ..registry import command
 from ..values import RHash, RList, RSet
 from ..zset import ZSet
 from .introspection import value_encoding
+from .stored import drop_notify
 from .util import EXACT_INT_DIGITS, parse_int, strtod
 
 
@@ -186,10 +189,11 @@ def _sort_generic(c, argv, readonly: bool):
             v = lookup_by_pattern(c, pat, x)
             lst.append(b"" if v is None else v)
     if not lst:
-        c.db.delete(store)
+        drop_notify(c, store)           # "del" if there was a destination
         return 0
     lst.mem = memory.recount(lst)
     c.db.set(store, lst)
+    c.ks.notify(c.db, NOTIFY_LIST, b"sortstore", store)
     return len(lst)
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from .. import errors
 from ..errors import CommandError
-from ..notify import NOTIFY_GENERIC, NOTIFY_ZSET
+from ..notify import NOTIFY_ZSET
 from ..registry import command
 from ..zset import LexRange, ScoreRange, ZSet, parse_lex_item
+from .stored import drop_notify
 from .util import bulk_array, parse_int, shrink, strtod
 from .zsets import _cost, _read, _scored, _write, notify_shrunk
 
@@ -90,8 +91,7 @@ def _zrange(c, argv: list, first: int, by: str | None, rev: bool | None, store: 
 def _store(c, dst: bytes, pairs: list) -> int:
     """ZRANGESTORE: write the pairs as a new sorted set (or delete dst if none)."""
     if not pairs:
-        if c.db.delete(dst):
-            c.ks.notify(c.db, NOTIFY_GENERIC, b"del", dst)
+        drop_notify(c, dst)     # an expired destination is a "del" too, as Redis
         return 0
     z = ZSet()
     for s, m in pairs:

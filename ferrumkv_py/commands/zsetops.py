@@ -24,13 +24,16 @@ from __future__ import annotations
 
 from .. import errors
 from ..errors import CommandError, WrongTypeError
+from ..notify import NOTIFY_ZSET
 from ..registry import command
 from ..values import RSet
 from ..zset import ZSET_MAX_LISTPACK_ENTRIES, ZSet
+from .stored import drop_notify
 from .util import bulk_array, parse_double, parse_int
 from .zsets import _cost, _scored
 
 _SUM, _MIN, _MAX = "sum", "min", "max"
+_STORE_EVENTS = {"union": b"zunionstore", "inter": b"zinterstore", "diff": b"zdiffstore"}
 _AGGREGATES = {b"sum": _SUM, b"min": _MIN, b"max": _MAX}
 
 
@@ -191,19 +194,20 @@ def _generic(c, argv, op: str, store: bool):
     result = _compute(srcs, op, how)
     pairs = sorted((s, m) for m, s in result.items())
     if store:
-        return store_built(c, argv[1], pairs)
+        return store_built(c, argv[1], pairs, _STORE_EVENTS[op])
     if withscores:
         return _scored(c, pairs)
     return bulk_array([m for _, m in pairs])
 
 
-def store_built(c, dst: bytes, pairs: list) -> int:
+def store_built(c, dst: bytes, pairs: list, event: bytes) -> int:
     """Write (score, member) pairs as a new sorted set at ``dst`` (deleted when empty), the
     way Redis stores a result it built as a skiplist: the encoding is chosen once for the
     whole result (zsetConvertToListpackIfNeeded), so a ``-0`` score survives in a result
-    that is a skiplist.  Returns the size.  Complexity: O(m log m)."""
+    that is a skiplist.  Publishes ``event`` (class z), or ``del`` when an empty result
+    removed the key.  Returns the size.  Complexity: O(m log m)."""
     if not pairs:
-        c.db.delete(dst)
+        drop_notify(c, dst)
         return 0
     z = ZSet(max(len(m) for _, m in pairs))
     if len(pairs) > ZSET_MAX_LISTPACK_ENTRIES:
@@ -212,6 +216,7 @@ def store_built(c, dst: bytes, pairs: list) -> int:
         z.insert(m, s)
     z.mem += sum(_cost(m) for _, m in pairs)
     c.db.set(dst, z)
+    c.ks.notify(c.db, NOTIFY_ZSET, event, dst)
     return len(pairs)
 
 
