@@ -106,6 +106,10 @@ SCRIPT = [
     ("SET u7 1 PX 1", SHORT_TTL_WAIT_S), "SETBIT u7 3 1",
     ("SET u8 1 PX 1", SHORT_TTL_WAIT_S), "GEOSEARCHSTORE u8 g FROMLONLAT 15 37 BYRADIUS 1 km",
     ("RESTORE u9 1 @str", SHORT_TTL_WAIT_S), "EXISTS u9",
+    # the older STORE forms: an empty result over an expired destination is a "del" too
+    ("SET u10 1 PX 1", SHORT_TTL_WAIT_S), "SUNIONSTORE u10 nosuch",
+    ("SET u11 1 PX 1", SHORT_TTL_WAIT_S), "SINTERSTORE u11 nosuch s1",
+    ("SET u12 1 PX 1", SHORT_TTL_WAIT_S), "ZRANGESTORE u12 nosuch 0 -1",
     # COPY: to another database, BUSY, REPLACE, a missing source, a TTL carried over
     "COPY str c DB 1", "COPY str c DB 1", "COPY str c DB 1 REPLACE", "COPY nosuch c",
     "SET v 1 EX 100", "COPY v v2", "COPY v v2", "COPY v v2 REPLACE", "COPY v v",
