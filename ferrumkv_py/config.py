@@ -108,6 +108,10 @@ TABLE: tuple[ConfigSpec, ...] = (
       doc="record the access stream as a litehit trace (JSONL) in dir (empty = off)"),
     S("litehit-shadow-sample", "float", 1.0, True, 0.0001, 1.0,
       doc="share of keys the shadow replays (SHARDS spatial sampling; 1 = every key, exact)"),
+    # ---- Lua scripting (scripting.py) ----
+    S("busy-reply-threshold", "int", 5000, True, 0, LLONG_MAX,
+      doc="ms a script may run before other clients get -BUSY (alias lua-time-limit)"),
+    S("lua-time-limit", "int", 5000, True, 0, LLONG_MAX, doc="alias of busy-reply-threshold"),
 )
 del S
 

@@ -173,6 +173,8 @@ class Server:
         self.evictor = Evictor(self)
         from .shadow import install as install_shadow
         install_shadow(self)
+        from .scripting import install as install_scripting
+        install_scripting(self)   # busy_script (read by the dispatcher), lua-time-limit alias
         self.config.on_change("requirepass", self._set_requirepass)
         self.config.on_change("maxmemory", self._set_maxmemory)
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
