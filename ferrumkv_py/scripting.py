@@ -105,10 +105,11 @@ class Script:
     """One compiled EVAL script: its body, sha, Lua function and shebang flags (None for a
     script without a shebang, Redis's EVAL compatibility mode)."""
 
-    __slots__ = ("sha", "body", "func", "flags")
+    __slots__ = ("sha", "body", "func", "flags", "name")
 
     def __init__(self, sha: bytes, body: bytes, func, flags):
         self.sha = sha
+        self.name = _s(sha)
         self.body = body
         self.func = func
         self.flags = flags
@@ -192,7 +193,8 @@ class Engine:
                                    register_eval=False, register_builtins=False,
                                    attribute_filter=deny)
         py = self.rt.table_from({
-            b"call": self.call, b"hook": self.hook, b"sha1hex": sha1hex,
+            b"call": self.call, b"pcall": self.pcall, b"unwrap": _unwrap,
+            b"hook": self.hook, b"sha1hex": sha1hex,
             b"log": self._log, b"setresp": self._setresp, b"acl_check": self._acl_check,
             b"rand_next": self._rand_next, b"rand_seed": self._rand_seed,
             b"bit_op": bit_op, b"bit_tohex": bit_tohex,
@@ -235,7 +237,7 @@ class Engine:
     def eval(self, c, script: Script, argv: list, numkeys: int, ro: bool) -> Raw:
         """Run an EVAL script with KEYS = argv[3:3+numkeys], ARGV = the rest."""
         flags = script.flags
-        run = self.prepare(c, flags, ro, is_eval=True, name=_s(script.sha))
+        run = self.prepare(c, flags, ro, True, script.name)
         args = argv[3:]
         try:
             if len(args) <= VARARGS_MAX:
@@ -282,14 +284,22 @@ class Engine:
 
     # ---- redis.call ----
 
+    def pcall(self, *args):
+        """redis.pcall: the reply, or (None, error table)."""
+        try:
+            return self.call(*args)
+        except CallError as e:
+            return None, self._err_table(e.text)
+
     def call(self, *args):
-        """redis.call / redis.pcall: (reply, None) or (None, error table)."""
+        """redis.call: the reply as a Lua value, or a raised :class:`CallError` (lupa makes
+        it a Lua error; the error handler turns it into Redis's error table)."""
         run = self.run
         if run is None:
-            return None, self._err_table(
+            raise CallError(
                 b"ERR redis.call/pcall can only be called inside a script invocation")
         if not args:
-            return None, self._err_table(
+            raise CallError(
                 b"ERR Please specify at least one argument for this redis lib call")
         argv = []
         for a in args:
@@ -301,27 +311,26 @@ class Engine:
             elif t is float:
                 argv.append(b"%.17g" % a)
             else:
-                return None, self._err_table(
+                raise CallError(
                     b"ERR Lua redis lib command arguments must be strings or integers")
         spec = lookup(argv[0])
         n = len(argv)
         if spec is not None and spec.subcommands and n > 1:
             spec = spec.subcommands.get(_s(argv[1]).lower())
         if spec is None:
-            return None, self._err_table(b"ERR Unknown Redis command called from script")
+            raise CallError(b"ERR Unknown Redis command called from script")
         a = spec.arity
         if (n != a) if a > 0 else (n < -a):
-            return None, self._err_table(
-                b"ERR Wrong number of args calling Redis command from script")
+            raise CallError(b"ERR Wrong number of args calling Redis command from script")
         if "noscript" in spec.flags:
-            return None, self._reject(spec, "ERR This Redis command is not allowed from script")
+            raise self._reject(spec, "ERR This Redis command is not allowed from script")
         write = spec.write
         if run.ro and (write or "may_replicate" in spec.flags):
-            return None, self._reject(
+            raise self._reject(
                 spec, "ERR Write commands are not allowed from read-only scripts.")
         if (spec.denyoom and run.oom_at_start and not run.allow_oom and not run.dirty
                 and self.server.maxmemory):
-            return None, self._reject(spec, OOMError().text)
+            raise self._reject(spec, OOMError().text)
         if write:
             run.dirty = True
         fake = self.fake
@@ -332,7 +341,7 @@ class Engine:
             stats = server.stats
             stats.count_call(spec, 0, failed=True)
             stats.count_error(e.code)
-            return None, self._err_table(e.text.encode("utf-8", "surrogateescape"))
+            raise CallError(e.text.encode("utf-8", "surrogateescape"))
         server.stats.pending.append(spec)
         shadow = server.shadow
         if shadow is not None and spec.first_key > 0:
@@ -346,7 +355,7 @@ class Engine:
         stats = self.server.stats
         stats.count_error(text.split(" ", 1)[0])
         stats.count_rejected(spec)
-        return self._err_table(text.encode())
+        return CallError(text.encode())
 
     def to_lua(self, r, resp: int):
         """A handler's reply as the Lua value Redis's parser makes of its RESP."""
@@ -505,6 +514,19 @@ class Engine:
         if not is_eval and run.is_eval:
             raise CommandError(errors.BUSY_EVAL)
         run.killed = True
+
+
+class CallError(Exception):
+    """redis.call's error, raised through Lua; ``text`` is ``CODE message``."""
+
+    def __init__(self, text: bytes):
+        Exception.__init__(self)
+        self.text = text
+
+
+def _unwrap(e):
+    """The error text of a CallError that came back from Lua, else None."""
+    return e.text if e.__class__ is CallError else None
 
 
 class _BigNumber(bytes):

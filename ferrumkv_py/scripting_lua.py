@@ -50,7 +50,7 @@ local dbg, loadstring, setfenv, newproxy = debug, loadstring, setfenv, newproxy
 local co_create, co_wrap = coroutine.create, coroutine.wrap
 local BOOT = dbg.getinfo(1, 'S').source   -- this chunk: its frames are not the script's
 local HOOK_N = __HOOK_N__
-local pycall, pyhook = py.call, py.hook
+local pycall, pyhook = py.pcall, py.hook
 local co_yield = coroutine.yield
 
 -- cfunc(f): f behind a C frame.  Redis's API functions are C functions: Lua 5.1 keeps the
@@ -104,28 +104,23 @@ local function error_buff(s)
   return code .. ' ' .. msg
 end
 local redis = {}
--- redis.call must raise its error table from a C frame, as Redis's C redis.call does:
--- Lua 5.1 replaces the caller's frame on a tail call to a Lua function
--- (`return redis.call(...)`), and the error would lose the script's line.  So redis.call
--- is a userdata whose __call is a coroutine.wrap closure (C) running `loop`; an error
--- kills that coroutine, and a fresh one takes its place before the error is raised.
-local call_obj = newproxy(true)
-local call_mt = getmetatable(call_obj)
-local function loop(_, ...)
-  local v, e = pycall(...)
-  if e then
-    call_mt.__call = co_wrap(loop)
-    error(e)
-  end
-  return loop(co_yield(v))
-end
-call_mt.__call = co_wrap(loop)
-call_mt.__metatable = false
-redis.call = call_obj
+-- redis.call is the Python bridge itself (a C-level callable, as Redis's C redis.call):
+-- Lua 5.1 keeps the script's frame when a script tail-calls it (`return redis.call(...)`),
+-- so an error still names the script's line.  Its error is a Python exception (lupa
+-- raises it as a userdata); the error handler and pcall turn it into Redis's error table.
+redis.call = py.call
 redis.pcall = function(...)
   local v, e = pycall(...)
   if e then return e end
   return v
+end
+local unwrap = py.unwrap
+-- a redis.call error as Redis's table {err='CODE message'}, else nil
+local function call_error(e)
+  if type(e) == 'userdata' then
+    local m = unwrap(e)
+    if m then return {err = m} end
+  end
 end
 redis.error_reply = function(...)
   local s = ...
@@ -239,6 +234,7 @@ local function handler(err)
     level = level + 1
     i = dbg.getinfo(level, 'nSl')
   end
+  err = call_error(err) or err
   if type(err) ~= 'table' then
     err = {err = 'ERR ' .. tostring(err)}
   end
@@ -277,6 +273,7 @@ SG.pcall = function(...)
   local r = {n = 0}
   local function keep(...) r = {n = select('#', ...), ...} end
   keep(pcall(...))
+  if not r[1] then r[2] = call_error(r[2]) or r[2] end
   if not r[1] and type(r[2]) == 'table' then
     local m = r[2].err
     if type(m) == 'string' or type(m) == 'number' then r[2] = m end
@@ -290,6 +287,12 @@ end
 SG.rawset = function(t, k, v)
   if proxies[t] then error("Attempt to modify a readonly table", 0) end
   return rawset(t, k, v)
+end
+-- userdata here are lupa's Python objects (redis.call, the bridges) and cjson.null: their
+-- metatables are shared by every Python object, so scripts never see them
+SG.getmetatable = function(t)
+  if type(t) == 'userdata' then return nil end
+  return getmetatable(t)
 end
 SG.setmetatable = function(t, m)
   if proxies[t] then error("Attempt to modify a readonly table", 0) end
@@ -466,8 +469,10 @@ end
 
 local function prepare()
   lua_resp = 2
-  killed = false
-  dbg.sethook(hookfn, '', HOOK_N)
+  if killed then
+    killed = false
+    dbg.sethook(hookfn, '', HOOK_N)   -- back from the line hook of a killed run
+  end
 end
 
 local function run(f, name, proto, nkeys, ...)
@@ -519,6 +524,8 @@ local function new_env(extra_index, extra_newindex)
     return env[k]
   end, __newindex = readonly, __metatable = false})
 end
+
+dbg.sethook(hookfn, '', HOOK_N)
 
 return {
   run = run, run_tables = run_tables, run_function = run_function, compile = compile,

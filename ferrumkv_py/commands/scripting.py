@@ -22,7 +22,8 @@ _EVAL_RO_FLAGS = "noscript stale skip_monitor no_mandatory_keys readonly movable
 
 
 def _numkeys(argv: list) -> int:
-    numkeys = parse_int(argv[2])
+    n = argv[2]
+    numkeys = int(n) if len(n) == 1 and n.isdigit() else parse_int(n)
     if numkeys > len(argv) - 3:
         raise CommandError(errors.NUMKEYS_GREATER)
     if numkeys < 0:
