@@ -194,7 +194,7 @@ class Engine:
                                    attribute_filter=deny)
         py = self.rt.table_from({
             b"call": self.call, b"pcall": self.pcall, b"unwrap": _unwrap,
-            b"hook": self.hook, b"sha1hex": sha1hex,
+            b"hook": self.hook, b"register": self._register, b"sha1hex": sha1hex,
             b"log": self._log, b"setresp": self._setresp, b"acl_check": self._acl_check,
             b"rand_next": self._rand_next, b"rand_seed": self._rand_seed,
             b"bit_op": bit_op, b"bit_tohex": bit_tohex,
@@ -402,6 +402,11 @@ class Engine:
         return self.to_lua(parse_resp(encode(r, resp))[0], resp)
 
     # ---- the small redis.* helpers ----
+
+    def _register(self, *args):
+        if self.functions is None:
+            return b"ERR redis.register_function can only be called on FUNCTION LOAD command"
+        return self.functions.register(*args)
 
     def _log(self, level: int, text: bytes) -> None:
         py_level = (logging.DEBUG, logging.INFO, logging.WARNING - 5, logging.WARNING)[level]

@@ -265,6 +265,8 @@ def test_busy_script_and_script_kill(make_server):
         time.sleep(0.02)
     assert reply == (b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL "
                      b"or SHUTDOWN NOSAVE.\r\n")
+    other.send(cmd("FUNCTION", "KILL"))
+    assert other.read_reply() == reply
     other.send(cmd("SHUTDOWN"))
     assert other.read_reply().startswith(b"-BUSY")
     other.send(cmd("MULTI") + cmd("SET", "a", "1") + cmd("EXEC"))
