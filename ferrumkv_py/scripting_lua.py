@@ -463,7 +463,8 @@ local function finish(ok, res, proto, name)
     if type(e) == 'string' then return false, e end
   end
   local out = {}
-  enc(res, out, proto)
+  local ok2 = pcall(enc, res, out, proto)
+  if not ok2 then return false, "ERR reached lua stack limit" end   -- nesting too deep
   return true, concat(out)
 end
 

@@ -212,6 +212,17 @@ def test_sandbox(r2):
                    "local ok, v = coroutine.resume(co, 41) return v", 0) == 42
 
 
+def test_deep_and_hostile_replies(r2):
+    deep = "local t = {} local c = t for i = 1, %d do c[1] = {} c = c[1] end return t"
+    reply = r2.eval(deep % 100, 0)
+    for _ in range(100):
+        reply = reply[0]
+    assert reply == []
+    with pytest.raises(redis.ResponseError, match="reached lua stack limit"):
+        r2.eval(deep % 300000, 0)
+    assert r2.eval("return 1", 0) == 1          # the VM is still fine
+
+
 def test_many_keys_and_args(r2):
     keys = ["k%d" % i for i in range(300)]
     assert r2.eval("return #KEYS + #ARGV * 1000", 300, *keys, *range(250)) == 250300
