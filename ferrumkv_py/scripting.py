@@ -11,7 +11,7 @@ to a thread).  Atomicity is then free: nothing else runs on the loop until the s
 Long scripts are handled as Redis handles them (``processEventsWhileBlocked``): Lua calls a
 count hook every ``HOOK_INSTRUCTIONS`` VM instructions; once the script has run longer than
 ``busy-reply-threshold`` (alias ``lua-time-limit``, ms), the hook polls the sockets of the
-other connected clients (``select`` with a zero timeout), reads what they sent and runs it
+other connected clients (``poll`` with a zero timeout), reads what they sent and runs it
 through the normal dispatcher (:meth:`Client.call`), which answers ``-BUSY ...`` to every
 command without the ``allow_busy`` flag (``server.busy_script`` is set).  SCRIPT KILL /
 FUNCTION KILL (allowed while busy) mark the run killed and the next hook raises the kill
@@ -467,9 +467,12 @@ class Engine:
                 fds[c.fd] = c
         if not fds:
             return
+        poller = select.poll()      # poll, not select: descriptors above 1023 work too
+        for fd in fds:
+            poller.register(fd, select.POLLIN)
         try:
-            ready, _, _ = select.select(list(fds), [], [], 0)
-        except (OSError, ValueError):
+            ready = [fd for fd, _ in poller.poll(0)]
+        except OSError:
             return
         for fd in ready:
             c = fds[fd]

@@ -477,10 +477,12 @@ local function prepare()
 end
 
 local function run(f, name, proto, nkeys, ...)
-  local args = {...}
-  local keys, argv = {}, {}
-  for i = 1, nkeys do keys[i] = args[i] end
-  for i = nkeys + 1, #args do argv[i - nkeys] = args[i] end
+  local keys, argv = {...}, {}
+  local n = select('#', ...)
+  for i = nkeys + 1, n do
+    argv[i - nkeys] = keys[i]
+    keys[i] = nil
+  end
   rawset(real_globals, 'KEYS', keys)
   rawset(real_globals, 'ARGV', argv)
   prepare()
