@@ -47,7 +47,7 @@ from .errors import CommandError, OOMError, ScriptError
 from .registry import lookup
 from .resp import (NULL_ARRAY, ErrorReply, ProtocolError, Raw, RespSet, Status, Verbatim,
                    encode)
-from .scripting_libs import bit_op, bit_tohex
+from .scripting_libs import MsgpackError, bit_op, bit_tohex, msgpack_pack, msgpack_unpack
 from .scripting_lua import bootstrap_source
 
 log = logging.getLogger("ferrumkv")
@@ -198,6 +198,7 @@ class Engine:
             b"log": self._log, b"setresp": self._setresp, b"acl_check": self._acl_check,
             b"rand_next": self._rand_next, b"rand_seed": self._rand_seed,
             b"bit_op": bit_op, b"bit_tohex": bit_tohex,
+            b"mp_pack": msgpack_pack, b"mp_unpack": self._mp_unpack,
             b"version": REDIS_VERSION.encode(), b"version_num": REDIS_VERSION_NUM,
         })
         boot = self.rt.execute(bootstrap_source().encode(), py)
@@ -402,6 +403,20 @@ class Engine:
         return self.to_lua(parse_resp(encode(r, resp))[0], resp)
 
     # ---- the small redis.* helpers ----
+
+    def _mp_unpack(self, data: bytes, limit, offset):
+        """cmsgpack.unpack*: a table {values=, n=, next=} or {err=}."""
+        tf = self._table_from
+
+        def mk_table(is_map, items):
+            if is_map:
+                return self._kv_table(*items)
+            return tf(items)
+        try:
+            values, nxt = msgpack_unpack(data, mk_table, int(limit), int(offset))
+        except MsgpackError as e:
+            return tf({b"err": str(e).encode()})
+        return tf({b"values": tf(values), b"n": len(values), b"next": nxt})
 
     def _register(self, *args):
         if self.functions is None:

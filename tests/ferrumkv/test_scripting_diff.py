@@ -144,6 +144,17 @@ LIBS = [
     "return bit.tohex(255)", "return bit.tohex(-1, -4)", "return bit.tohex(0x1234, 2)",
     "return bit.tohex(1, 20)", "return bit.band()", "return bit.band('x')",
     "return bit.band('12', 4)", "return bit.lshift(1)", "return bit.tohex()",
+    "return {cmsgpack.pack(1, -1, 200, -200, 70000, 2^40, 1.5, 0.1, 'ab', true, false, "
+    "{1,2}, {a=1})}", "return cmsgpack.pack()",
+    "return {cmsgpack.unpack(cmsgpack.pack(1,'x',{1,{2}}, {a={b=1}}, -5, 3.25, 1e300))}",
+    "return cmsgpack.unpack(string.char(0x92, 1))", "return cmsgpack.unpack(string.char(0xc1))",
+    "return {cmsgpack.unpack_one(cmsgpack.pack(1,2,3), 0)}",
+    "return {cmsgpack.unpack_limit(cmsgpack.pack(1,2,3), 2, 0)}",
+    "return cmsgpack.pack(string.rep('x', 40), string.rep('y', 300), string.rep('z', 70000))",
+    "return cmsgpack.pack({{{{{{{{{{{{{{{{{{{{1}}}}}}}}}}}}}}}}}}})",
+    "return cmsgpack.pack(-33, -129, -40000, -3000000000, 2^53, 0/0, 1/0, -1/0)",
+    "local t = cmsgpack.unpack(cmsgpack.pack({x=1,y={1,2}})) return {t.x, t.y[2]}",
+    "return cmsgpack.unpack()", "return cmsgpack.unpack({})",
 ]
 
 
