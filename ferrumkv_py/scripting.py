@@ -47,7 +47,8 @@ from .errors import CommandError, OOMError, ScriptError
 from .registry import lookup
 from .resp import (NULL_ARRAY, ErrorReply, ProtocolError, Raw, RespSet, Status, Verbatim,
                    encode)
-from .scripting_libs import MsgpackError, bit_op, bit_tohex, msgpack_pack, msgpack_unpack
+from .scripting_libs import (MsgpackError, StructError, bit_op, bit_tohex, msgpack_pack,
+                             msgpack_unpack, struct_pack, struct_size, struct_unpack)
 from .scripting_lua import bootstrap_source
 
 log = logging.getLogger("ferrumkv")
@@ -199,6 +200,10 @@ class Engine:
             b"rand_next": self._rand_next, b"rand_seed": self._rand_seed,
             b"bit_op": bit_op, b"bit_tohex": bit_tohex,
             b"mp_pack": msgpack_pack, b"mp_unpack": self._mp_unpack,
+            b"st_pack": self._struct("pack", lambda f, *a: [struct_pack(f, *a)]),
+            b"st_unpack": self._struct("unpack", lambda f, d=b"", i=1, *a: struct_unpack(
+                f, d if d.__class__ is bytes else str(d).encode(), int(i))),
+            b"st_size": self._struct("size", lambda f, *a: [struct_size(f)]),
             b"version": REDIS_VERSION.encode(), b"version_num": REDIS_VERSION_NUM,
         })
         boot = self.rt.execute(bootstrap_source().encode(), py)
@@ -417,6 +422,19 @@ class Engine:
         except MsgpackError as e:
             return tf({b"err": str(e).encode()})
         return tf({b"values": tf(values), b"n": len(values), b"next": nxt})
+
+    def _struct(self, name: str, fn):
+        """A struct.* bridge: {values=, n=} or {err=} (raised by the Lua side)."""
+        def call(*args):
+            tf = self._table_from
+            try:
+                values = fn(*args)
+            except StructError as e:
+                return tf({b"err": str(e).replace("{fn}", name).encode()})
+            except (TypeError, ValueError, OverflowError) as e:
+                return tf({b"err": ("bad argument to struct function (%s)" % e).encode()})
+            return tf({b"values": tf(values), b"n": len(values)})
+        return call
 
     def _register(self, *args):
         if self.functions is None:

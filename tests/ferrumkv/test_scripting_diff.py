@@ -155,6 +155,17 @@ LIBS = [
     "return cmsgpack.pack(-33, -129, -40000, -3000000000, 2^53, 0/0, 1/0, -1/0)",
     "local t = cmsgpack.unpack(cmsgpack.pack({x=1,y={1,2}})) return {t.x, t.y[2]}",
     "return cmsgpack.unpack()", "return cmsgpack.unpack({})",
+    "return struct.pack('>I2', 258)", "return struct.pack('<i', -2)",
+    "return struct.pack('bBhHlL', -1, 255, -2, 65535, -3, 7)",
+    "return {struct.unpack('>I2', struct.pack('>I2', 258))}",
+    "return {struct.unpack('<i', struct.pack('<i', -2))}", "return struct.size('>iI2hd')",
+    "return struct.pack('s', 'abc')", "return {struct.unpack('s', 'ab\\0cd')}",
+    "return {struct.unpack('bc0', struct.pack('bc0', 3, 'xyz'))}", "return struct.pack('q', 1)",
+    "return {struct.unpack('>I4', 'ab')}", "return struct.size('s')",
+    "return struct.pack('!4bi', 1, 2)", "return struct.pack('>d', 1.5)",
+    "return {struct.unpack('>d', struct.pack('>d', 1.5))}", "return struct.pack()",
+    "return struct.pack('i')", "return struct.pack('c3', 'ab')", "return struct.pack('i40', 1)",
+    "return {struct.unpack('<h', 'abcd', 3)}", "return struct.pack('>f', 0.5)",
 ]
 
 
