@@ -1,8 +1,9 @@
 """The libraries Redis 7.0 links into its Lua, rewritten: ``bit``, ``cjson``, ``cmsgpack``,
 ``struct``.
 
-Both are Lua source pasted into the bootstrap (``scripting_lua.BOOTSTRAP``), so they run in
-the script's own VM with no Python call per value, except the bit operations themselves.
+All four are Lua source pasted into the bootstrap (``scripting_lua.BOOTSTRAP``); ``cjson``
+runs entirely in the script's VM, ``bit``, ``cmsgpack`` and ``struct`` check their
+arguments in Lua and compute in Python (the functions below).
 
 ``bit`` follows Lua BitOp 1.0.2 as Redis ships it: every argument is first normalised to a
 signed 32-bit integer (``tobit``: round to nearest, ties to even, then modulo 2^32, as the

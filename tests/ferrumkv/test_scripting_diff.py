@@ -80,6 +80,11 @@ CONVERSIONS = [
     "redis.setresp(3) return {true, false}",
     "redis.setresp(3) return {1, false, {double=2.5}, {map={k='v'}}, {set={m=true}}}",
     "return _VERSION", "return type(cjson.null)",
+    "local t = {} for k, v in pairs(_G) do t[#t + 1] = k .. ':' .. type(v) end "
+    "table.sort(t) return t",
+    "local t = {} for _, lib in ipairs({'string', 'math', 'table', 'coroutine', 'redis', "
+    "'bit', 'cjson', 'cmsgpack', 'struct'}) do for k in pairs(_G[lib]) do "
+    "t[#t + 1] = lib .. '.' .. k end end table.sort(t) return t",
 ]
 
 ERRORS = [
