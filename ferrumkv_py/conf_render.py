@@ -24,6 +24,7 @@ CONF_SECTIONS = (  # (name prefixes, section title); first match wins
     (("maxmemory", "lfu-"), "MEMORY AND EVICTION"),
     (("ahe-",), "ADAPTIVE HYBRID EVICTION (allkeys-ahe / volatile-ahe)"),
     (("litehit-",), "LITEHIT SHADOW"),
+    (("busy-reply-threshold", "lua-time-limit"), "LUA SCRIPTING"),
 )
 
 CONF_NOTES = {

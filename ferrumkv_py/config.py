@@ -198,6 +198,10 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("console-port", "int", 0, True, 0, 65535,
       doc="HTTP port of the web console and /metrics on the bind addresses (0 = off); "
           "loopback clients only unless requirepass is set, which it then asks for"),
+    # ---- Lua scripting (scripting.py) ----
+    S("busy-reply-threshold", "int", 5000, True, 0, LLONG_MAX,
+      doc="ms a script may run before other clients get -BUSY (alias lua-time-limit)"),
+    S("lua-time-limit", "int", 5000, True, 0, LLONG_MAX, doc="alias of busy-reply-threshold"),
 )
 del S
 

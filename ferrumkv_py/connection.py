@@ -361,7 +361,10 @@ class Client(asyncio.Protocol):
         if multi is not None and "no_multi" in spec.flags:
             return self._reject("ERR " + errors.NOT_IN_MULTI, spec)
         server = self.server
-        if server.maxmemory:
+        busy = server.busy_script   # a script past busy-reply-threshold (scripting.py)
+        if busy is not None and "allow_busy" not in spec.flags:
+            return self._reject(busy.busy_error, spec)
+        if server.maxmemory and busy is None:
             if multi is not None:
                 deny = spec.name not in _MULTI_NO_OOM
             elif spec.name == "exec":

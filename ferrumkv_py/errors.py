@@ -30,7 +30,7 @@ class CommandError(Exception):
 
 _KNOWN_PREFIXES = {"ERR", "WRONGTYPE", "OOM", "NOAUTH", "WRONGPASS", "NOPROTO", "EXECABORT",
                    "BUSYKEY", "NOSCRIPT", "NOPERM", "LOADING", "READONLY", "NOTBUSY",
-                   "INVALIDOBJ", "TESTFAILED"}
+                   "INVALIDOBJ", "TESTFAILED", "BUSY", "UNKILLABLE"}
 
 
 class WrongTypeError(CommandError):
@@ -45,6 +45,15 @@ class OOMError(CommandError):
 
     def __init__(self, msg: str = "OOM command not allowed when used memory > 'maxmemory'."):
         super().__init__(msg)
+
+
+class ScriptError(CommandError):
+    """A script's error, sent as the script made it: ``error({err='MY text'})`` replies
+    ``-MY text ...`` even though MY is no Redis error code (no ``ERR`` is added)."""
+
+    def __init__(self, text: str):
+        Exception.__init__(self, text)
+        self.text = text
 
 
 # ---- message constants (text after the prefix unless the prefix is part of it) ----
@@ -184,3 +193,17 @@ GETKEYS_INVALID = "Invalid arguments specified for command"
 PUBSUB_CONTEXT = ("Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
                   "RESET are allowed in this context")
 SUBCOMMAND_SYNTAX = ("unknown subcommand or wrong number of arguments for '%s'. Try %s HELP.")
+# ---- scripting (EVAL, SCRIPT, FUNCTION) ----
+NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
+NUMKEYS_NEGATIVE = "Number of keys can't be negative"
+NUMKEYS_GREATER = "Number of keys can't be greater than number of args"
+SCRIPT_WRITE_FLAG_RO = "Can not execute a script with write flag using *_ro command."
+BUSY_EVAL = ("BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+             "SHUTDOWN NOSAVE.")
+BUSY_FUNCTION = ("BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
+                 "SHUTDOWN NOSAVE.")
+NOTBUSY = "NOTBUSY No scripts in execution right now."
+UNKILLABLE = ("UNKILLABLE Sorry the script already executed write commands against the "
+              "dataset. You can either wait the script termination or kill the server in a "
+              "hard way using the SHUTDOWN NOSAVE command.")
+SCRIPT_FLUSH_OPTION = "SCRIPT FLUSH only support SYNC|ASYNC option"

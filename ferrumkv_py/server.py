@@ -185,6 +185,8 @@ class Server:
         install_shadow(self)
         from .console import install as install_console
         install_console(self)
+        from .scripting import install as install_scripting
+        install_scripting(self)   # busy_script (read by the dispatcher), lua-time-limit alias
         self.config.on_change("requirepass", self._set_requirepass)
         self.config.on_change("maxmemory", self._set_maxmemory)
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))

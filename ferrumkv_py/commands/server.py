@@ -105,6 +105,9 @@ def shutdown(c, argv):
         if len(opts) > 1:
             raise CommandError(errors.SYNTAX)
         raise CommandError("No shutdown in progress.")
+    busy = c.server.busy_script
+    if busy is not None and b"nosave" not in opts:   # a busy script: only SHUTDOWN NOSAVE
+        raise CommandError(busy.busy_error)
     c.server.request_shutdown()
     c.close_after_reply()
     return Raw(b"")  # as Redis: the connection closes without a reply

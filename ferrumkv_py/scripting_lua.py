@@ -1,0 +1,649 @@
+"""The Lua side of the scripting engine: the sandbox Redis 7.0 builds, as Lua source.
+
+:data:`BOOTSTRAP` runs once in a fresh ``lupa.lua51`` runtime with a table of Python
+callables (``py``) and returns the functions the engine calls.  It builds what a Redis 7.0
+script sees:
+
+* the globals Redis keeps (``pairs(_G)`` on redis-server 7.0.15 lists the same names), with
+  ``dofile``, ``loadfile``, ``print``, ``os``, ``io``, ``debug``, ``package``, ``require``,
+  ``module``, ``getfenv``, ``setfenv`` and ``newproxy`` removed;
+* the protection Redis puts on the globals.  Redis marks every table reachable from ``_G``
+  read-only inside its patched Lua; stock Lua 5.1 has no such flag, so each protected table
+  is replaced by an empty *proxy* whose ``__index`` is the real table and whose
+  ``__newindex`` raises ``Attempt to modify a readonly table``.  The real globals table
+  raises ``Script attempted to access nonexistent global variable 'x'`` for a missing name.
+  ``next`` / ``pairs`` / ``rawget`` / ``rawset`` / ``setmetatable`` see through (or refuse)
+  the proxies, and the running thread's global table is the proxy, so chunks made by
+  ``loadstring`` inside a script are sandboxed too;
+* ``redis.*`` (call, pcall, error_reply, status_reply, sha1hex, log and its levels,
+  setresp, set_repl and the REPL_* constants, replicate_commands, breakpoint, debug,
+  acl_check_cmd, REDIS_VERSION[_NUM]), ``math.random`` on Redis's rand48 generator;
+* the error handler Redis installs (``__redis__err__handler``): a string error becomes
+  ``{err='ERR ' .. msg}``, and the table gets the ``source`` / ``line`` of the script frame
+  that failed (C frames and this bootstrap's own frames are skipped, as Redis skips the C
+  frame of ``redis.call``);
+* :func:`encode`: the Lua -> RESP conversion of a script's result (``luaReplyToRedisReply``):
+  strings bulk, numbers truncated to integers (``%d`` is C's cast), booleans by the Lua
+  client's RESP version, tables as error / status / double / big number / verbatim / map /
+  set / array (stopping at the first nil), anything else null.
+
+The instruction-count hook (``install_hook``) calls ``py.hook`` every
+``HOOK_INSTRUCTIONS`` VM instructions; the engine answers other clients from there while a
+script is busy and returns true once the script must die (SCRIPT KILL, shutdown); the hook
+then raises the kill error on every line, so a ``pcall`` in the script cannot swallow it.
+Coroutines created by scripts get the same hook.
+"""
+
+from __future__ import annotations
+
+HOOK_INSTRUCTIONS = 100_000   # VM instructions between two hook calls (Redis: 100000)
+BOOT_CHUNK = "=ferrumkv"      # chunk name of the bootstrap: its frames are not the script's
+
+BOOTSTRAP = r"""
+local py = ...
+local G = _G
+local type, error, next, select, tostring, tonumber, rawget, rawset, rawequal =
+      type, error, next, select, tostring, tonumber, rawget, rawset, rawequal
+local setmetatable, getmetatable, pcall, xpcall, unpack = setmetatable, getmetatable, pcall, xpcall, unpack
+local fmt, concat, gsub, sub, floor = string.format, table.concat, string.gsub, string.sub, math.floor
+local dbg, loadstring, setfenv, newproxy = debug, loadstring, setfenv, newproxy
+local co_create, co_wrap = coroutine.create, coroutine.wrap
+local BOOT = dbg.getinfo(1, 'S').source   -- this chunk: its frames are not the script's
+local HOOK_N = __HOOK_N__
+local pycall, pyhook = py.pcall, py.hook
+local co_yield = coroutine.yield
+
+-- cfunc(f): f behind a C frame.  Redis's API functions are C functions: Lua 5.1 keeps the
+-- script's frame when a script tail-calls one (`return bit.band()`), and luaL_error puts
+-- the script's position in front of a string error.  A Lua function would replace the
+-- script's frame on a tail call, losing the line.  So each API function written in Lua is
+-- a userdata whose __call is a coroutine.wrap closure (C): its string errors get the
+-- caller's position from coroutine.wrap, as luaL_error gives them; a table error passes
+-- as it is.  An error ends that coroutine, so a fresh one replaces it first.
+local function cfunc(f)
+  local obj = newproxy(true)
+  local mt = getmetatable(obj)
+  local function loop(_, ...)
+    local r = {pcall(f, ...)}
+    if not r[1] then
+      mt.__call = co_wrap(loop)
+      error(r[2], 0)
+    end
+    return loop(co_yield(unpack(r, 2, table.maxn(r))))
+  end
+  mt.__call = co_wrap(loop)
+  mt.__metatable = false
+  return obj
+end
+
+-- The sandbox's globals: a new table holding what Redis 7.0 keeps (the runtime's own _G
+-- stays as it is for lupa); library tables are copies, so changes stay in the sandbox.
+local SG = {}
+local function copy(t) local c = {} for k, v in next, t do c[k] = v end return c end
+for _, name in ipairs({"_VERSION", "assert", "collectgarbage", "error", "gcinfo",
+                       "getmetatable", "ipairs", "load", "loadstring", "next", "pairs",
+                       "pcall", "rawequal", "rawget", "rawset", "select", "setmetatable",
+                       "tonumber", "tostring", "type", "unpack", "xpcall"}) do
+  SG[name] = G[name]
+end
+for _, name in ipairs({"string", "math", "table", "coroutine"}) do SG[name] = copy(G[name]) end
+local math, coroutine = SG.math, SG.coroutine
+
+-- ---- the redis table ----
+local lua_resp = 2                 -- redis.setresp(); reset before each run
+local killed = false
+local function err_table(msg) return {err = msg} end
+-- luaPushErrorBuff: "-CODE msg" -> "CODE msg", "msg" -> "ERR msg", CR/LF trimmed at both ends
+local function error_buff(s)
+  local code, msg = 'ERR', s
+  if sub(s, 1, 1) == '-' then
+    local sp = string.find(s, ' ', 1, true)
+    if sp then code, msg = sub(s, 2, sp - 1), sub(s, sp + 1) else msg = sub(s, 2) end
+  end
+  msg = gsub(gsub(msg, '^[\r\n]+', ''), '[\r\n]+$', '')
+  return code .. ' ' .. msg
+end
+local redis = {}
+-- redis.call is the Python bridge itself (a C-level callable, as Redis's C redis.call):
+-- Lua 5.1 keeps the script's frame when a script tail-calls it (`return redis.call(...)`),
+-- so an error still names the script's line.  Its error is a Python exception (lupa
+-- raises it as a userdata); the error handler and pcall turn it into Redis's error table.
+redis.call = py.call
+redis.pcall = function(...)
+  local v, e = pycall(...)
+  if e then return e end
+  return v
+end
+local unwrap = py.unwrap
+-- a redis.call error as Redis's table {err='CODE message'}, else nil
+local function call_error(e)
+  if type(e) == 'userdata' then
+    local m = unwrap(e)
+    if m then return {err = m} end
+  end
+end
+redis.error_reply = function(...)
+  local s = ...
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then
+    return err_table("ERR wrong number or type of arguments")
+  end
+  if sub(s, 1, 1) ~= '-' then s = '-' .. s end
+  return err_table(error_buff(s))
+end
+redis.status_reply = function(...)
+  local s = ...
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then
+    return err_table("ERR wrong number or type of arguments")
+  end
+  return {ok = s}
+end
+redis.sha1hex = cfunc(function(...)
+  if select('#', ...) ~= 1 then error(err_table("ERR wrong number of arguments")) end
+  local s = ...
+  if type(s) == 'number' then s = tostring(s) end
+  if type(s) ~= 'string' then s = '' end
+  return py.sha1hex(s)
+end)
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+redis.log = cfunc(function(...)
+  local n = select('#', ...)
+  if n < 2 then error(err_table("ERR redis.log() requires two arguments or more.")) end
+  local level = ...
+  if type(level) ~= 'number' and tonumber(level) == nil then
+    error(err_table("ERR First argument must be a number (log level)."))
+  end
+  level = tonumber(level)
+  level = level - level % 1
+  if level < 0 or level > 3 then error(err_table("ERR Invalid debug level.")) end
+  local parts = {}
+  for i = 2, n do
+    local s = select(i, ...)
+    if type(s) == 'string' or type(s) == 'number' then parts[#parts + 1] = tostring(s) end
+  end
+  py.log(level, concat(parts, ' '))
+end)
+redis.setresp = cfunc(function(...)
+  if select('#', ...) ~= 1 then error(err_table("ERR redis.setresp() requires one argument.")) end
+  local r = tonumber((...)) or 0
+  r = r - r % 1
+  if r ~= 2 and r ~= 3 then error(err_table("ERR RESP version must be 2 or 3.")) end
+  lua_resp = r
+  py.setresp(r)
+end)
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+redis.set_repl = cfunc(function(...)
+  if select('#', ...) ~= 1 then error(err_table("ERR redis.set_repl() requires two arguments.")) end
+  local f = tonumber((...)) or 0
+  if f < 0 or f > 3 or f % 1 ~= 0 then
+    error(err_table("ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."))
+  end
+end)
+redis.replicate_commands = function() return true end
+redis.breakpoint = function() return false end
+redis.debug = function() end
+redis.acl_check_cmd = function(...)
+  local v, e = py.acl_check(...)
+  if e then error(e) end
+  return v
+end
+redis.REDIS_VERSION = py.version
+redis.REDIS_VERSION_NUM = py.version_num
+SG.redis = redis
+
+-- ---- math.random: Redis's rand48, one sequence for the server's life ----
+local rand_next, rand_seed = py.rand_next, py.rand_seed
+local function checkint(v, i, fname)
+  local n = tonumber(v)
+  if n == nil then
+    error(fmt("bad argument #%d to '%s' (number expected, got %s)", i, fname,
+              v == nil and "no value" or type(v)), 0)
+  end
+  if n >= 0 then return floor(n) end
+  return -floor(-n)
+end
+math.random = cfunc(function(...)
+  local n = select('#', ...)
+  local r = rand_next()
+  if n == 0 then return r end
+  local a, b = ...
+  if n == 1 then
+    local u = checkint(a, 1, 'random')
+    if u < 1 then error("bad argument #1 to 'random' (interval is empty)", 0) end
+    return floor(r * u) + 1
+  elseif n == 2 then
+    local l, u = checkint(a, 1, 'random'), checkint(b, 2, 'random')
+    if l > u then error("bad argument #2 to 'random' (interval is empty)", 0) end
+    return floor(r * (u - l + 1)) + l
+  end
+  error("wrong number of arguments", 0)
+end)
+math.randomseed = cfunc(function(...)
+  rand_seed(checkint((...), 1, 'randomseed'))
+end)
+
+-- ---- libraries (cjson, bit, struct, cmsgpack): scripting_libs.py ----
+do
+__LIBS__
+end
+
+-- ---- the error handler ----
+local function handler(err)
+  local level = 2
+  local i = dbg.getinfo(level, 'nSl')
+  while i and (i.what == 'C' or i.source == BOOT) do
+    level = level + 1
+    i = dbg.getinfo(level, 'nSl')
+  end
+  err = call_error(err) or err
+  if type(err) ~= 'table' then
+    err = {err = 'ERR ' .. tostring(err)}
+  end
+  if i then
+    err['source'] = i.source
+    err['line'] = i.currentline
+  end
+  return err
+end
+SG.__redis__err__handler = handler
+
+-- ---- protection ----
+local proxies = setmetatable({}, {__mode = 'k'})    -- proxy -> real table
+local function readonly() error("Attempt to modify a readonly table", 2) end
+local function protect(real)
+  local proxy = {}
+  proxies[proxy] = real
+  setmetatable(proxy, {__index = real, __newindex = readonly, __metatable = false})
+  return proxy
+end
+local function next_(t, k)
+  local real = proxies[t]
+  return next(real or t, k)
+end
+SG.next = next_
+SG.pairs = function(t)
+  if type(t) ~= 'table' then
+    error(fmt("bad argument #1 to 'pairs' (table expected, got %s)",
+              t == nil and "no value" or type(t)), 0)
+  end
+  return next_, t, nil
+end
+-- Redis 7.0's pcall: an error table with a string `err` is returned as that string
+SG.pcall = function(...)
+  if select('#', ...) == 0 then return nil end
+  local r = {n = 0}
+  local function keep(...) r = {n = select('#', ...), ...} end
+  keep(pcall(...))
+  if not r[1] then r[2] = call_error(r[2]) or r[2] end
+  if not r[1] and type(r[2]) == 'table' then
+    local m = r[2].err
+    if type(m) == 'string' or type(m) == 'number' then r[2] = m end
+  end
+  return unpack(r, 1, r.n)
+end
+SG.rawget = function(t, k)
+  local real = proxies[t]
+  return rawget(real or t, k)
+end
+SG.rawset = function(t, k, v)
+  if proxies[t] then error("Attempt to modify a readonly table", 0) end
+  return rawset(t, k, v)
+end
+-- userdata here are lupa's Python objects (redis.call, the bridges) and cjson.null: their
+-- metatables are shared by every Python object, so scripts never see them
+SG.getmetatable = function(t)
+  if type(t) == 'userdata' then return nil end
+  return getmetatable(t)
+end
+SG.setmetatable = function(t, m)
+  if proxies[t] then error("Attempt to modify a readonly table", 0) end
+  return setmetatable(t, m)
+end
+local env  -- the protected globals, set below
+SG.loadstring = function(s, name)
+  local f, e = loadstring(s, name)
+  if f then setfenv(f, env) end
+  return f, e
+end
+local load_ = load
+SG.load = function(fn, name)
+  local f, e = load_(fn, name)
+  if f then setfenv(f, env) end
+  return f, e
+end
+local function kill_error() return {err = "ERR Script killed by user with SCRIPT KILL..."} end
+local hookfn
+hookfn = function()
+  if killed then
+    local where = dbg.getinfo(2, 'S')
+    if where and where.source == BOOT then return end   -- only the script's own lines
+    error(kill_error())
+  end
+  if pyhook() then
+    -- from now on the hook fires on every line, so a pcall that catches the kill error
+    -- is left by the next line (Redis switches to LUA_MASKLINE the same way)
+    killed = true
+    dbg.sethook(hookfn, 'l')
+    error(kill_error())
+  end
+end
+local function sethook_on(co)
+  dbg.sethook(co, hookfn, '', HOOK_N)
+  return co
+end
+coroutine.create = function(f) return sethook_on(co_create(f)) end
+coroutine.wrap = function(f)
+  local co = sethook_on(co_create(f))
+  return function(...)
+    local r = {coroutine.resume(co, ...)}
+    if not r[1] then error(r[2], 0) end
+    return select(2, unpack(r))
+  end
+end
+
+
+local real_globals = SG
+for k, v in next, SG do
+  if type(v) == 'table' then rawset(SG, k, protect(v)) end
+end
+env = protect(real_globals)
+rawset(real_globals, '_G', env)
+setmetatable(real_globals, {__index = function(t, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end})
+
+-- ---- Lua -> RESP (luaReplyToRedisReply) ----
+local function maptext(s) return (gsub(s, "[\r\n]", " ")) end
+local function enc(v, out, proto)
+  local t = type(v)
+  if t == 'string' then
+    out[#out + 1] = '$' .. #v .. '\r\n' .. v .. '\r\n'
+  elseif t == 'number' then
+    out[#out + 1] = fmt(':%d\r\n', v)
+  elseif t == 'boolean' then
+    if lua_resp == 2 then
+      out[#out + 1] = v and ':1\r\n' or (proto == 3 and '_\r\n' or '$-1\r\n')
+    elseif proto == 3 then
+      out[#out + 1] = v and '#t\r\n' or '#f\r\n'
+    else
+      out[#out + 1] = v and ':1\r\n' or ':0\r\n'
+    end
+  elseif t == 'table' then
+    local e = rawget(v, 'err')
+    if type(e) == 'string' then out[#out + 1] = '-' .. maptext(e) .. '\r\n'; return end
+    local ok = rawget(v, 'ok')
+    if type(ok) == 'string' then out[#out + 1] = '+' .. maptext(ok) .. '\r\n'; return end
+    local d = rawget(v, 'double')
+    if type(d) == 'number' then
+      local s
+      if d == 1/0 then s = 'inf' elseif d == -1/0 then s = '-inf' else s = fmt('%.17g', d) end
+      if proto == 3 then out[#out + 1] = ',' .. s .. '\r\n'
+      else out[#out + 1] = '$' .. #s .. '\r\n' .. s .. '\r\n' end
+      return
+    end
+    local b = rawget(v, 'big_number')
+    if type(b) == 'string' then
+      b = maptext(b)
+      if proto == 3 then out[#out + 1] = '(' .. b .. '\r\n'
+      else out[#out + 1] = '$' .. #b .. '\r\n' .. b .. '\r\n' end
+      return
+    end
+    local vs = rawget(v, 'verbatim_string')
+    if type(vs) == 'table' then
+      local f, s = rawget(vs, 'format'), rawget(vs, 'string')
+      if type(f) == 'string' and type(s) == 'string' then
+        if proto == 3 then
+          f = sub(f .. '\0\0\0', 1, 3)
+          out[#out + 1] = '=' .. (#s + 4) .. '\r\n' .. f .. ':' .. s .. '\r\n'
+        else
+          out[#out + 1] = '$' .. #s .. '\r\n' .. s .. '\r\n'
+        end
+        return
+      end
+    end
+    local m = rawget(v, 'map')
+    if type(m) == 'table' then
+      local slot = #out + 1
+      out[slot] = ''
+      local n = 0
+      for k, x in next, m do
+        enc(k, out, proto)
+        enc(x, out, proto)
+        n = n + 1
+      end
+      out[slot] = proto == 3 and ('%' .. n .. '\r\n') or ('*' .. (2 * n) .. '\r\n')
+      return
+    end
+    local st = rawget(v, 'set')
+    if type(st) == 'table' then
+      local slot = #out + 1
+      out[slot] = ''
+      local n = 0
+      for k in next, st do
+        enc(k, out, proto)
+        n = n + 1
+      end
+      out[slot] = (proto == 3 and '~' or '*') .. n .. '\r\n'
+      return
+    end
+    local slot = #out + 1
+    out[slot] = ''
+    local j = 1
+    while true do
+      local x = rawget(v, j)
+      if x == nil then break end
+      enc(x, out, proto)
+      j = j + 1
+    end
+    out[slot] = '*' .. (j - 1) .. '\r\n'
+  else
+    out[#out + 1] = proto == 3 and '_\r\n' or '$-1\r\n'
+  end
+end
+
+-- ---- running a script ----
+local function error_text(e, name)
+  if type(e) ~= 'table' then
+    return fmt("ERR Error running script %s, %.100s", name, tostring(e))
+  end
+  local msg = rawget(e, 'err')
+  if type(msg) ~= 'string' and type(msg) ~= 'number' then msg = 'ERR unknown error' end
+  local src, line = rawget(e, 'source'), rawget(e, 'line')
+  if (type(src) == 'string' or type(src) == 'number')
+     and (type(line) == 'string' or type(line) == 'number') then
+    return fmt("%s script: %s, on %s:%s.", tostring(msg), name, tostring(src), tostring(line))
+  end
+  return tostring(msg)
+end
+
+local function finish(ok, res, proto, name)
+  if not ok then return false, error_text(res, name) end
+  if type(res) == 'string' then return true, '$' .. #res .. '\r\n' .. res .. '\r\n' end
+  if type(res) == 'table' then
+    local e = rawget(res, 'err')
+    if type(e) == 'string' then return false, e end
+  end
+  local out = {}
+  local ok2 = pcall(enc, res, out, proto)
+  if not ok2 then return false, "ERR reached lua stack limit" end   -- nesting too deep
+  return true, concat(out)
+end
+
+local function prepare()
+  lua_resp = 2
+  if killed then
+    killed = false
+    dbg.sethook(hookfn, '', HOOK_N)   -- back from the line hook of a killed run
+  end
+end
+
+local function run(f, name, proto, nkeys, ...)
+  local keys, argv = {...}, {}
+  local n = select('#', ...)
+  for i = nkeys + 1, n do
+    argv[i - nkeys] = keys[i]
+    keys[i] = nil
+  end
+  rawset(real_globals, 'KEYS', keys)
+  rawset(real_globals, 'ARGV', argv)
+  prepare()
+  local ok, res = xpcall(f, handler)
+  return finish(ok, res, proto, name)
+end
+
+local function run_tables(f, name, proto, keys, argv)
+  rawset(real_globals, 'KEYS', keys)
+  rawset(real_globals, 'ARGV', argv)
+  prepare()
+  local ok, res = xpcall(f, handler)
+  return finish(ok, res, proto, name)
+end
+
+-- a function library's callback: fn(keys, args)
+local function run_function(f, name, proto, keys, argv)
+  prepare()
+  local ok, res = xpcall(function() return f(keys, argv) end, handler)
+  return finish(ok, res, proto, name)
+end
+
+local function compile(body, chunkname)
+  local f, e = loadstring(body, chunkname)
+  if not f then return nil, e end
+  setfenv(f, env)
+  return f, nil
+end
+
+local function compile_in(body, chunkname, fenv)
+  local f, e = loadstring(body, chunkname)
+  if not f then return nil, e end
+  setfenv(f, fenv)
+  return f, nil
+end
+
+-- ---- FUNCTION libraries ----
+-- A library's code runs once, at FUNCTION LOAD, in its own environment: the globals are
+-- readable, nothing is writable, and `redis` is a small table with register_function and
+-- log; its callbacks keep that environment, where `redis` is the full API again once the
+-- load is over (Redis 7.0 gives the loading code the same restricted view).
+local loading = nil      -- the load-time redis table while a library loads
+local function lib_env()
+  return setmetatable({}, {__index = function(t, k)
+    if k == 'redis' and loading then return loading end
+    local v = rawget(real_globals, k)
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+    end
+    return v
+  end, __newindex = readonly, __metatable = false})
+end
+local function register_function(...)
+  local n = select('#', ...)
+  local a, b = ...
+  local name, cb, flags, desc
+  if n == 1 then
+    if type(a) ~= 'table' then
+      error({err = "ERR calling redis.register_function with a single argument is only "
+                .. "applicable to Lua table (representing named arguments)."})
+    end
+    for k in next, a do
+      if k ~= 'function_name' and k ~= 'callback' and k ~= 'flags' and k ~= 'description' then
+        error({err = "ERR unknown argument given to redis.register_function"})
+      end
+    end
+    name, cb, flags, desc = rawget(a, 'function_name'), rawget(a, 'callback'),
+                            rawget(a, 'flags'), rawget(a, 'description')
+    if name == nil then
+      error({err = "ERR redis.register_function must get a function name argument"})
+    end
+    if cb == nil then
+      error({err = "ERR redis.register_function must get a callback argument"})
+    end
+    if type(name) ~= 'string' and type(name) ~= 'number' then
+      error({err = "ERR function_name argument given to redis.register_function must be a string"})
+    end
+    if type(cb) ~= 'function' then
+      error({err = "ERR callback argument given to redis.register_function must be a function"})
+    end
+    if desc ~= nil and type(desc) ~= 'string' and type(desc) ~= 'number' then
+      error({err = "ERR description argument given to redis.register_function must be a string"})
+    end
+    if flags ~= nil and type(flags) ~= 'table' then
+      error({err = "ERR flags argument to redis.register_function must be a table representing function flags"})
+    end
+  elseif n == 2 then
+    name, cb = a, b
+    if type(name) ~= 'string' and type(name) ~= 'number' then
+      error({err = "ERR first argument to redis.register_function must be a string"})
+    end
+    if type(cb) ~= 'function' then
+      error({err = "ERR second argument to redis.register_function must be a function"})
+    end
+  else
+    error({err = "ERR wrong number of arguments to redis.register_function"})
+  end
+  name = tostring(name)
+  if desc ~= nil then desc = tostring(desc) end
+  local fl = {}
+  if flags then
+    for i = 1, #flags do
+      if type(flags[i]) ~= 'string' then
+        error({err = "ERR unknown flag given"})
+      end
+      fl[i] = flags[i]
+    end
+  end
+  local e = py.register(name, cb, desc, unpack(fl))
+  if e then error({err = e}) end
+end
+local function load_library(body)
+  local f, e = loadstring(body, "@user_function")
+  if not f then return nil, e end
+  setfenv(f, lib_env())
+  loading = {register_function = register_function, log = redis.log,
+             LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+             REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
+             setresp = redis.setresp}
+  setmetatable(loading, {__index = function(t, k)
+    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+  end, __newindex = readonly, __metatable = false})
+  killed = false
+  local ok, res = xpcall(f, handler)
+  loading = nil
+  if ok then return true, nil end
+  if type(res) == 'table' and type(rawget(res, 'err')) == 'string' then
+    return false, rawget(res, 'err')
+  end
+  return false, tostring(res)
+end
+
+dbg.sethook(hookfn, '', HOOK_N)
+
+return {
+  run = run, run_tables = run_tables, run_function = run_function, compile = compile,
+  compile_in = compile_in, load_library = load_library, err_table = err_table,
+  protect = protect,
+  ok_table = function(s) return {ok = s} end,
+  double_table = function(d) return {double = d} end,
+  big_table = function(s) return {big_number = s} end,
+  verbatim_table = function(f, s) return {verbatim_string = {format = f, string = s}} end,
+  map_table = function(t) return {map = t} end,
+  set_table = function(t) return {set = t} end,
+  kv_table = function(...)
+    local t, n = {}, select('#', ...)
+    for i = 1, n, 2 do local k, v = select(i, ...); t[k] = v end
+    return t
+  end,
+  set_from = function(...)
+    local t = {}
+    for i = 1, select('#', ...) do t[(select(i, ...))] = true end
+    return t
+  end,
+  call_lua = function(f, ...) return pcall(f, ...) end,
+}
+"""
+
+
+def bootstrap_source() -> str:
+    """The bootstrap with its constants filled in."""
+    from .scripting_libs import LIBS
+    return (BOOTSTRAP.replace("__LIBS__", LIBS).replace("__BOOT__", BOOT_CHUNK)
+            .replace("__HOOK_N__", str(HOOK_INSTRUCTIONS)))
