@@ -122,8 +122,7 @@ def _clients(server) -> list:
 def _memory(server) -> list:
     ks = server.ks
     used = ks.used_memory
-    peak = max(getattr(ks, "peak_memory", 0), used)
-    ks.peak_memory = peak
+    peak = server.stats.note_memory(used)
     rss = rss_bytes()
     mm = server.maxmemory
     shadow_bytes = server.shadow.memory_bytes() if server.shadow is not None else 0

@@ -69,6 +69,14 @@ class Stats:
         self.ops_sample_idx = 0
         self.last_sample_ms = 0
         self.last_sample_cmds = 0
+        self.peak_memory = 0         # used_memory_peak: the most used_memory seen (note_memory)
+
+    def note_memory(self, used: int) -> int:
+        """Raise the peak to ``used`` if higher (the cron and INFO call this, as Redis's
+        serverCron and INFO do); returns the peak.  A stat, not keyspace state."""
+        if used > self.peak_memory:
+            self.peak_memory = used
+        return self.peak_memory
 
     @property
     def cmd(self) -> dict:
@@ -454,7 +462,7 @@ class Server:
             self.shadow.cron()
         if self.push_clients:
             self.flush_pushes()
-        ks.peak_memory = max(getattr(ks, "peak_memory", 0), ks.used_memory)
+        self.stats.note_memory(ks.used_memory)
 
 
 def bind_addresses(bind: str) -> list[tuple[str, bool]]:

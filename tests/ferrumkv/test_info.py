@@ -123,3 +123,20 @@ def test_resp2_and_resp3_both_parse(r, r2, raw):
     conn.send(b"HELLO 3\r\nINFO server\r\n")
     assert conn.read_reply().startswith(b"%7\r\n")
     assert conn.read_reply().startswith(b"=")  # RESP3 verbatim string, as Redis
+
+
+def test_peak_memory_is_a_stat_that_info_reads(make_server):
+    """used_memory_peak keeps the high-water mark after a delete, CONFIG RESETSTAT restarts
+    it from what is used now, and INFO writes nothing into the keyspace."""
+    import redis
+    s = make_server()
+    r = redis.Redis(port=s.port, protocol=2)
+    r.set("big", "x" * 200_000)
+    high = r.info("memory")["used_memory_peak"]
+    assert high >= 200_000
+    r.delete("big")
+    mem = r.info("memory")
+    assert mem["used_memory_peak"] == high > mem["used_memory"]
+    r.config_resetstat()
+    assert r.info("memory")["used_memory_peak"] < high
+    assert not hasattr(s.server.ks, "peak_memory")
