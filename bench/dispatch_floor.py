@@ -86,7 +86,7 @@ OPCODE_READS = 50       # traced reads per test
 def opcodes_per_command(test: str, pipeline: int, lines: int = 0) -> tuple:
     """Bytecodes our path runs per command: (total, Counter by function, Counter by line)."""
     from ferrumkv_py.config import Config
-    from ferrumkv_py.connection import Client
+    from ferrumkv_py.client import Client
     from ferrumkv_py.server import Server
     from ferrumkv_py import resp_scan
     resp_scan.load_now()    # a server loads it at its first pipeline; measured loaded here

@@ -83,13 +83,13 @@ def time_keys(port: int, pattern: bytes, runs: int) -> tuple[float, int]:
 def in_process(ref_root: str | None) -> None:
     import importlib
     sys.path.insert(0, ROOT)
-    new = importlib.import_module("ferrumkv_py.commands.util").glob_matcher
+    new = importlib.import_module("ferrumkv_py.commands._util").glob_matcher
     old = None
     if ref_root:   # the old tree's matcher, imported under its own package name
         for name in [m for m in sys.modules if m.startswith("ferrumkv_py")]:
             sys.modules[name + "__new"] = sys.modules.pop(name)
         sys.path.insert(0, os.path.abspath(ref_root))
-        old = importlib.import_module("ferrumkv_py.commands.util").glob_matcher
+        old = importlib.import_module("ferrumkv_py.commands._util").glob_matcher
     keys = [b"user:%d:name" % i if i % 2 else b"item:%d" % i for i in range(IN_PROCESS_KEYS)]
 
     def per_key_ns(match) -> float:

@@ -329,7 +329,7 @@ def dispatch_cost_us(test: str, pipeline: int, n: int, config: dict) -> float:
     """CPU us per command of ``n`` requests fed to one Client in reads of ``pipeline``."""
     import random
     from ferrumkv_py.config import Config
-    from ferrumkv_py.connection import Client
+    from ferrumkv_py.client import Client
     from ferrumkv_py import resp_scan
     resp_scan.load_now()    # a server loads it at its first pipeline; measured loaded here
     from ferrumkv_py.server import Server

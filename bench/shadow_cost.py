@@ -39,7 +39,7 @@ sys.path.insert(0, ROOT)
 
 import server_bench as sb  # noqa: E402
 from ferrumkv_py.config import Config  # noqa: E402
-from ferrumkv_py.connection import Client  # noqa: E402
+from ferrumkv_py.client import Client  # noqa: E402
 from ferrumkv_py.server import Server  # noqa: E402
 
 CONSUME_EVERY = 625      # reads of -P 16 between two consumes (10,000 commands)

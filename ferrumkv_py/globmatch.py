@@ -2,7 +2,7 @@
 
 Every pattern user (KEYS, SCAN / HSCAN / SSCAN / ZSCAN MATCH, CONFIG GET, COMMAND LIST
 FILTERBY PATTERN) goes through :func:`glob_matcher` (compile once, test many subjects) or
-:func:`glob_match` (one subject).  ``commands/util.py`` re-exports both names.
+:func:`glob_match` (one subject).  ``commands/_util.py`` re-exports both names.
 
 The language, byte for byte as Redis's ``util.c``
 --------------------------------------------------

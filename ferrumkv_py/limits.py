@@ -13,7 +13,7 @@ No single client may grow the server without bound, as in Redis 7.0:
   ``adjustOpenFilesLimit``, 32 descriptors kept for the server itself).
 
 "Unsent replies" are the transport's write buffer plus the replies of the read being
-answered (``connection.py`` writes early once those pass the smallest limit of the class,
+answered (``client.py`` writes early once those pass the smallest limit of the class,
 so one read asking for 1000 replies of 1 MB cannot build a 1 GB reply first).
 
 Complexity: every check here is O(1) (the cron's soft-limit pass is O(paused clients)).

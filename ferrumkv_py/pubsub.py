@@ -85,7 +85,7 @@ class PubSub:
         c.sub_patterns[pattern] = None
         ent = self.patterns.get(pattern)
         if ent is None:
-            from .commands.util import glob_matcher   # (commands import this module)
+            from .commands._util import glob_matcher   # (commands import this module)
             ent = self.patterns[pattern] = (glob_matcher(pattern), {})
         ent[1][c] = None
         return True

@@ -1,6 +1,6 @@
 """The command table: one :class:`CommandSpec` per command, filled by the ``@command`` decorator.
 
-The dispatcher (``connection.py``) alone enforces what the table says: unknown command, arity
+The dispatcher (``client.py``) alone enforces what the table says: unknown command, arity
 (Redis's rule: ``arity > 0`` means exactly that many words including the name, ``arity < 0``
 means at least ``-arity``), authentication, MULTI queueing and the ``denyoom`` check under
 maxmemory.  Handlers only see well-formed calls.

@@ -91,7 +91,7 @@ class ScriptClient:
         self.addr = self.laddr = ""
         self.fd = -1
         self.created = self.last_interaction = time.monotonic()
-        # what the pub/sub, tracking and output-limit code reads of a client (connection.py):
+        # what the pub/sub, tracking and output-limit code reads of a client (client.py):
         # a script's client subscribes to nothing and tracks nothing
         self.obuf_class = "normal"
         self.sub_channels: dict = {}

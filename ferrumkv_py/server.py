@@ -3,7 +3,7 @@
 The cron runs ``hz`` times a second (Redis serverCron/databasesCron): it refreshes the cached
 clock, runs the active expire cycle, lets eviction catch up after ``CONFIG SET maxmemory``,
 closes idle clients (``timeout``) and feeds the litehit shadow.  Nothing here parses RESP or
-touches key data directly: that is ``connection.py`` and ``keyspace.py``.
+touches key data directly: that is ``client.py`` and ``keyspace.py``.
 """
 
 from __future__ import annotations
@@ -231,7 +231,7 @@ class Server:
         """
         if not self.listeners or value == self.port:
             return
-        from .connection import Client
+        from .client import Client
         hosts = bind_addresses(self.config["bind"])
         socks = []
         try:
@@ -370,7 +370,7 @@ class Server:
 
     async def start(self) -> None:
         """Listen on every ``bind`` address; ``port 0`` picks a free port (tests)."""
-        from .connection import Client
+        from .client import Client
         loop = asyncio.get_running_loop()
         self._stopped = loop.create_future()
         allowed = limits.adjust_open_files_limit(self.config["maxclients"])

@@ -140,7 +140,7 @@ class Shadow:
 
     # ---- hot path ----
     #
-    # The dispatcher (connection.py) does the common case inline, without a call:
+    # The dispatcher (client.py) does the common case inline, without a call:
     #
     #     if spec in shadow.single and not c.db.id:  # GET, writes whose one key is argv[1]
     #         if shadow.keep_all or hash(argv[1]) < shadow.keep:

@@ -290,7 +290,7 @@ def parse_tracking(c, argv) -> tuple:
             i += 1
             if redirect:
                 raise CommandError("A client can only redirect to a single other client")
-            from .commands.util import parse_int
+            from .commands._util import parse_int
             redirect = parse_int(argv[i])
             if redirect not in c.server.clients:
                 raise CommandError("The client ID you want redirect to does not exist")

@@ -27,8 +27,8 @@ from ..errors import CommandError, WrongTypeError
 from ..lazy import LazyModule
 from ..notify import NOTIFY_STRING
 from ..registry import command
-from .stored import drop_notify
-from .util import parse_int
+from ._stored import drop_notify
+from ._util import parse_int
 
 B = LazyModule("ferrumkv_py.bits")     # numpy kernels, loaded at the first bitmap command
 

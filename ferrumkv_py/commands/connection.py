@@ -10,7 +10,7 @@ from .. import errors
 from ..errors import CommandError
 from ..registry import command
 from ..resp import OK, PONG, Raw, Status, Verbatim
-from .util import parse_int
+from ._util import parse_int
 
 REDIS_VERSION = b"7.0.15"
 

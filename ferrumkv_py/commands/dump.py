@@ -24,8 +24,8 @@ from ..notify import NOTIFY_GENERIC
 from ..registry import command
 from ..resp import OK
 from .introspection import _tracked, value_encoding
-from .stored import drop
-from .util import parse_int
+from ._stored import drop
+from ._util import parse_int
 
 rdb = LazyModule("ferrumkv_py.rdb")      # its LZF / list kernels load at the first DUMP
 

@@ -20,7 +20,7 @@ from ..errors import CommandError, ScriptError
 from ..registry import command
 from ..resp import OK, Raw, RespSet, Status
 from ..scripting import SHEBANG_FLAGS, engine
-from .util import glob_match, parse_int
+from ._util import glob_match, parse_int
 
 NAME_RE = re.compile(rb"^[A-Za-z0-9_]+$")
 DUMP_MAGIC = b"ferrumkv-functions-1\n"

@@ -17,7 +17,7 @@ from ..errors import CommandError
 from ..registry import command
 from ..resp import NULL_ARRAY, Raw
 from ..zset import ZSet
-from .util import parse_double
+from ._util import parse_double
 from .zsets import _read, _zadd
 
 # meters per unit (Redis extractUnitOrReply; the unit is matched case-insensitively)

@@ -21,8 +21,8 @@ from ..registry import command
 from ..zset import ScoreRange, ZSet
 from .geo import (coord_reply, format_distance, long_long, member_lonlat, parse_box,
                   parse_lonlat, parse_radius)
-from .util import parse_int
-from .stored import drop_notify
+from ._util import parse_int
+from ._stored import drop_notify
 from .zsetops import store_built
 from .zsets import _read
 

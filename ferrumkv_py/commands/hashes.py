@@ -22,8 +22,8 @@ from ..notify import NOTIFY_GENERIC, NOTIFY_HASH
 from ..registry import command
 from ..resp import OK
 from ..values import RHash
-from .longdouble import LD_INF, format_long_double_human, long_double_add, parse_long_double
-from .util import (LLONG_MAX, LLONG_MIN, bulk_array, parse_int, parse_random_count,
+from ._longdouble import LD_INF, format_long_double_human, long_double_add, parse_long_double
+from ._util import (LLONG_MAX, LLONG_MIN, bulk_array, parse_int, parse_random_count,
                    random_pick_reply, read_typed, scan_reply, shrink, write_typed)
 
 HASH_BASE = memory.CONTAINER_BASE["hash"]

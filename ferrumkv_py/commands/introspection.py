@@ -11,7 +11,7 @@ from .. import errors, memory
 from ..errors import CommandError
 from ..registry import command
 from ..resp import Status
-from .util import LLONG_MAX, parse_int
+from ._util import LLONG_MAX, parse_int
 
 MS_PER_S = 1000
 SHARED_REFCOUNT = 2147483647     # OBJECT REFCOUNT of Redis's shared integers

@@ -21,7 +21,7 @@ from ..keyspace import RHash, RList, RSet
 from ..notify import NOTIFY_GENERIC, NOTIFY_NEW
 from ..registry import command
 from ..resp import OK, Status
-from .util import LLONG_MAX, glob_matcher, parse_int
+from ._util import LLONG_MAX, glob_matcher, parse_int
 
 MS_PER_S = 1000
 INT_MAX = 2 ** 31 - 1

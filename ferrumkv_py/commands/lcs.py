@@ -29,7 +29,7 @@ from __future__ import annotations
 from .. import errors
 from ..errors import CommandError
 from ..registry import command
-from .util import parse_int
+from ._util import parse_int
 
 UINT32_MAX = 2 ** 32 - 1
 LCS_CELL_BYTES = 4          # Redis's table cell: uint32_t

@@ -21,7 +21,7 @@ from ..notify import NOTIFY_GENERIC, NOTIFY_LIST
 from ..registry import command
 from ..resp import NULL_ARRAY, OK
 from ..values import RList, index_span
-from .util import (LLONG_MIN, bulk_array, parse_int, parse_pop_count, read_typed, shrink,
+from ._util import (LLONG_MIN, bulk_array, parse_int, parse_pop_count, read_typed, shrink,
                    write_typed)
 
 LIST_BASE = memory.CONTAINER_BASE["list"]

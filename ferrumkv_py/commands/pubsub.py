@@ -15,7 +15,7 @@ from ..errors import CommandError
 from ..pubsub import frame
 from ..registry import command
 from ..resp import Raw, Status
-from .util import glob_matcher
+from ._util import glob_matcher
 
 _PUBSUB_FLAGS = "pubsub noscript loading stale"
 

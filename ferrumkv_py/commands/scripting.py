@@ -13,7 +13,7 @@ from ..errors import CommandError
 from ..registry import command
 from ..resp import OK, Status
 from ..scripting import engine
-from .util import parse_int
+from ._util import parse_int
 
 SHA_HEX_LEN = 40
 

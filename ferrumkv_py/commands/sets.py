@@ -39,8 +39,8 @@ from ..notify import NOTIFY_GENERIC, NOTIFY_SET
 from ..registry import command
 from ..resp import RespSet
 from ..values import RSet
-from .stored import drop_notify
-from .util import (LLONG_MAX, bulk_array, check_type, parse_int, parse_pop_count, read_typed,
+from ._stored import drop_notify
+from ._util import (LLONG_MAX, bulk_array, check_type, parse_int, parse_pop_count, read_typed,
                    scan_reply, shrink, write_typed)
 
 SET_BASE = memory.CONTAINER_BASE["set"]

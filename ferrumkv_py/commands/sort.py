@@ -37,8 +37,8 @@ from ..registry import command
 from ..values import RHash, RList, RSet
 from ..zset import ZSet
 from .introspection import value_encoding
-from .stored import drop_notify
-from .util import EXACT_INT_DIGITS, parse_int, strtod
+from ._stored import drop_notify
+from ._util import EXACT_INT_DIGITS, parse_int, strtod
 
 
 def _cstr(b: bytes) -> bytes:

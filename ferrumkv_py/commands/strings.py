@@ -15,7 +15,7 @@ from ..errors import CommandError, WrongTypeError
 from ..notify import NOTIFY_GENERIC, NOTIFY_STRING
 from ..registry import command
 from ..resp import OK
-from .util import (LD_INF, LLONG_MAX, LLONG_MIN, format_long_double_human, long_double_add,
+from ._util import (LD_INF, LLONG_MAX, LLONG_MIN, format_long_double_human, long_double_add,
                    parse_int, parse_long_double)
 
 MS_PER_S = 1000

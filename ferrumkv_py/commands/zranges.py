@@ -15,8 +15,8 @@ from ..errors import CommandError
 from ..notify import NOTIFY_ZSET
 from ..registry import command
 from ..zset import LexRange, ScoreRange, ZSet, parse_lex_item
-from .stored import drop_notify
-from .util import bulk_array, parse_int, shrink, strtod
+from ._stored import drop_notify
+from ._util import bulk_array, parse_int, shrink, strtod
 from .zsets import _cost, _read, _scored, _write, notify_shrunk
 
 # ---- range parsing ----

@@ -28,8 +28,8 @@ from ..notify import NOTIFY_ZSET
 from ..registry import command
 from ..values import RSet
 from ..zset import ZSET_MAX_LISTPACK_ENTRIES, ZSet
-from .stored import drop_notify
-from .util import bulk_array, parse_double, parse_int
+from ._stored import drop_notify
+from ._util import bulk_array, parse_double, parse_int
 from .zsets import _cost, _scored
 
 _SUM, _MIN, _MAX = "sum", "min", "max"

@@ -21,7 +21,7 @@ from ..notify import NOTIFY_GENERIC, NOTIFY_ZSET
 from ..registry import command
 from ..resp import format_double
 from ..zset import ZSet, score_text
-from .util import (EXACT_INT_DIGITS, bulk_array, parse_double, parse_pop_count,
+from ._util import (EXACT_INT_DIGITS, bulk_array, parse_double, parse_pop_count,
                    parse_random_count, random_pick_reply, read_typed, scan_reply, shrink,
                    write_typed)
 

@@ -246,7 +246,7 @@ class Console:
     def _run(self, argv: list, db: int = 0):
         """One command through the dispatcher (every rule of the command table applies) on a
         client of its own, RESP3; the reply as JSON values (``snapshot.to_json``)."""
-        from ..connection import Client
+        from ..client import Client
         from .snapshot import decode_reply
         c = Client(self.server)
         c.proto = 3

@@ -79,7 +79,7 @@ def browse_keys(server, db_id: int, cursor: bytes, match: bytes, count: int) -> 
     command); the metadata is read without a touch.  Complexity: O(count)."""
     from ..commands.introspection import object_freq, object_idletime
     from ..commands.keys import scan as scan_handler
-    from ..connection import Client
+    from ..client import Client
     from ..errors import CommandError
     c = Client(server)
     c.authenticated = True

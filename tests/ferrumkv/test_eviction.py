@@ -474,7 +474,7 @@ def test_dispatcher_room_limit_stays_exact(policy):
     """The dispatcher calls make_room() only above server.room_limit; that bound must equal
     maxmemory less the controller's memory (AHE ghosts, which resize during passes) after
     every write, through policy, controller and maxmemory changes."""
-    from ferrumkv_py.connection import Client
+    from ferrumkv_py.client import Client
     srv, clock = inproc(policy, maxmemory=400_000)
     c = Client(srv)
     c.connection_made(_NullTransport())

@@ -17,7 +17,7 @@ import pytest
 from ferrumkv_py import errors
 from ferrumkv_py.clock import ManualClock
 from ferrumkv_py.commands import hashes, lists, sets, strings, zsets
-from ferrumkv_py.commands.util import LLONG_MAX, LLONG_MIN, parse_int
+from ferrumkv_py.commands._util import LLONG_MAX, LLONG_MIN, parse_int
 from ferrumkv_py.errors import CommandError
 from ferrumkv_py.keyspace import Keyspace
 from ferrumkv_py.values import RSet

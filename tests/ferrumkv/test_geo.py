@@ -49,7 +49,7 @@ def test_interleave_round_trip_and_cells():
 
 def test_coordinate_text_equals_long_double_printing():
     """format_coord ("%.17f" trimmed) against the exact long double printer INCRBYFLOAT uses."""
-    from ferrumkv_py.commands.longdouble import format_long_double_human
+    from ferrumkv_py.commands._longdouble import format_long_double_human
     rng = random.Random(13)
     values = [-0.0, 0.0, 1e-18, -1e-18, 5e-18, 180.0, -85.05112878, 1e300]
     values += [rng.uniform(-200, 200) for _ in range(5000)]

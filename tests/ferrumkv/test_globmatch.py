@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ferrumkv_py import globmatch
-from ferrumkv_py.commands.util import glob_match as util_glob_match
+from ferrumkv_py.commands._util import glob_match as util_glob_match
 from ferrumkv_py.globmatch import glob_match, glob_matcher
 
 # ---- the reference: Redis 7.0.15 util.c stringmatchlen_impl, transcribed ----

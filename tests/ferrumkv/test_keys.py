@@ -141,7 +141,7 @@ def test_compiled_glob_agrees_with_redis_stringmatch():
     byte-by-byte stringmatch port does (seeded random patterns and subjects)."""
     import random
 
-    from ferrumkv_py.commands.util import glob_match, glob_matcher
+    from ferrumkv_py.commands._util import glob_match, glob_matcher
     rng = random.Random(5)
     alphabet = b"ab*?.\n$^(|+"
     for _ in range(3000):

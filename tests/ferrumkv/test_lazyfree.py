@@ -143,7 +143,7 @@ def test_flush_commands_e2e(server):
 
     def flush_and_look():
         c = next(iter(server.server.clients.values()))
-        from ferrumkv_py.commands.server import flushall
+        from ferrumkv_py.commands.admin import flushall
         flushall(c, [b"flushall"])
         return server.server.ks.lazyfree.pending_objects
     assert server.call(flush_and_look) == 2000      # queued, not freed in the command

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from ferrumkv_py.commands.longdouble import (LD_INF, format_long_double_human, long_double_add,
+from ferrumkv_py.commands._longdouble import (LD_INF, format_long_double_human, long_double_add,
                                              parse_long_double)
 from ferrumkv_py.errors import CommandError
 from ferrumkv_py.values import RList

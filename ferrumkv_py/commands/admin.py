@@ -8,7 +8,7 @@ from ..errors import CommandError
 from ..memory_trim import trim_after_free
 from ..registry import command, lookup, unique_commands
 from ..resp import OK, Raw, RespSet, Status, Verbatim
-from .util import glob_matcher, parse_int
+from ._util import glob_matcher, parse_int
 
 
 @command("info", -1, "loading stale", group="server")

@@ -6,7 +6,7 @@ from ..errors import CommandError
 from ..registry import command
 from ..resp import OK, Status
 from ..shadow import CURVE_DEFAULT_POINTS
-from .util import parse_float, parse_int
+from ._util import parse_float, parse_int
 
 SHADOW_OFF = "litehit shadow is off (CONFIG SET litehit-shadow yes)"
 

@@ -9,7 +9,7 @@ from .. import errors
 from ..errors import CommandError, WrongTypeError
 from ..globmatch import glob_match, glob_matcher  # noqa: F401  (re-exported)
 from ..resp import Raw
-from .longdouble import (LD_INF, format_long_double_human, long_double_add,  # noqa: F401
+from ._longdouble import (LD_INF, format_long_double_human, long_double_add,  # noqa: F401
                          parse_long_double)  # (re-exported: commands/strings.py)
 
 LLONG_MIN = -(2 ** 63)
