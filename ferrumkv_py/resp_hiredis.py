@@ -79,19 +79,19 @@ class RequestReader:
       odd frame (each returned frame's type bytes are checked in the buffer, see
       :meth:`_frame_end`); the Python reader then re-reads the stream from the last frame
       boundary and answers as Redis would.  Where hiredis waits on a RESP3 or ``$`` header
-      that Redis reads as an inline command, the shadow (below) finds the command;
+      that Redis reads as an inline command, the partial-frame check (below) finds the command;
     * it allocates a ``*N`` frame's list up front, so ``*2000000000`` would cost 16 GB: a
       read holding ``*`` and 6+ digits goes to the Python reader (a payload that merely
       contains such text costs only the slower path until the next frame boundary);
     * it waits for a 600 MB bulk that Redis refuses at once: while a frame is partial, a
-      *shadow* Python reader is fed the same bytes and raises what Redis would raise.
+      Python reader (``_partial_check``) is fed the same bytes and raises what Redis would raise.
 
     Boundary tracking: hiredis does not say where a frame ended, so the reader adds up the
     wire size of every frame it returns (``*N``, ``$len`` headers, payloads: canonical,
     since hiredis parses lengths with Redis's string2ll).  The bytes kept in ``_pending`` start at an
     *anchor*, a known frame boundary.  When hiredis wants more bytes, the stream is either on
     a boundary (sum == bytes fed: drop everything) or inside a frame: the anchor moves to
-    that frame's start and the shadow reader is built from it, then fed each new read until
+    that frame's start and the partial-frame check is built from it, then fed each new read until
     hiredis completes the frame.  Each byte is copied O(1) times.  The Python reader hands
     back to hiredis at the first boundary, so one inline command does not slow a
     connection down for good.
@@ -105,7 +105,7 @@ class RequestReader:
     Complexity: O(bytes) in C plus O(arguments) in Python per command.
     """
 
-    __slots__ = ("_hr", "_py", "_pending", "_done", "_fed", "_used", "_shadow", "_tail",
+    __slots__ = ("_hr", "_py", "_pending", "_done", "_fed", "_used", "_partial_check", "_tail",
                  "max_bulk_len", "unauth", "_use_hiredis", "_defer", "more", "big_arg_bytes",
                  "query_limit")
 
@@ -141,7 +141,7 @@ class RequestReader:
         self._fed = 0                    # bytes in those chunks
         self._used = 0                   # canonical bytes of the frames returned since
         self._done = 0                   # number of those frames
-        self._shadow = None              # Python reader over the partial frame, if any
+        self._partial_check = None       # Python reader over the partial frame, if any
         self._tail = b""                 # last bytes fed, to spot a '*' count split by reads
 
     def feed(self, data: bytes) -> None:
@@ -161,8 +161,8 @@ class RequestReader:
         self._pending.append(data)
         self._fed += len(data)
         self._hr.feed(data)
-        if self._shadow is not None:
-            self._shadow.feed(data)
+        if self._partial_check is not None:
+            self._partial_check.feed(data)
         if self._fed - self._used > self.query_limit:
             self._over_query_limit()
 
@@ -199,7 +199,7 @@ class RequestReader:
             if self._fed == self._used:
                 self._pending.clear()
                 self._fed = self._used = self._done = 0
-                self._shadow = None
+                self._partial_check = None
                 self._tail = b""
             elif self._check_partial():
                 self._switch_to_python(b"")  # Redis reads a command where hiredis waits
@@ -349,7 +349,7 @@ class RequestReader:
         if self._fed == p:
             self._pending.clear()
             self._fed = self._used = self._done = 0
-            self._shadow = None
+            self._partial_check = None
             self._tail = b""
             self.more = False
             return frames
@@ -433,22 +433,22 @@ class RequestReader:
         (``$3\\r\\n`` or ``%1\\r\\n`` at a frame start are RESP replies to hiredis, inline
         commands to Redis): the caller then hands the stream to the Python reader.
         """
-        if self._shadow is None or self._done:
-            # anchor at the partial frame's start; build the shadow from its bytes
+        if self._partial_check is None or self._done:
+            # anchor at the partial frame's start; build the partial-frame check from its bytes
             joined = b"".join(self._pending)
             partial = joined[self._used:]
             self._pending = [partial]
             self._fed, self._used, self._done = len(partial), 0, 0
             if len(partial) >= self.big_arg_bytes:
-                self._shadow = None
+                self._partial_check = None
                 return True     # a big frame: the Python reader collects it (class doc)
-            self._shadow = PyRequestReader(self.max_bulk_len, self.big_arg_bytes)
-            self._shadow.feed(partial)
+            self._partial_check = PyRequestReader(self.max_bulk_len, self.big_arg_bytes)
+            self._partial_check.feed(partial)
         elif self._fed >= self.big_arg_bytes:
             return True
-        self._shadow.max_bulk_len = self.max_bulk_len
+        self._partial_check.max_bulk_len = self.max_bulk_len
         # hiredis returned no frame since the anchor, so any command found here is news
-        return self._shadow.get() is not NEED_MORE
+        return self._partial_check.get() is not NEED_MORE
 
     def _check(self) -> None:
         """Assert the boundary bookkeeping (tests call it after every step)."""
@@ -458,8 +458,8 @@ class RequestReader:
             return
         assert self._fed == sum(len(c) for c in self._pending)
         assert 0 <= self._used <= self._fed and self._done >= 0
-        if self._shadow is not None:
-            self._shadow._check()
+        if self._partial_check is not None:
+            self._partial_check._check()
 
     def _replay(self, extra: bytes) -> PyRequestReader:
         """A Python reader over the bytes since the anchor, past the frames served."""
@@ -473,4 +473,4 @@ class RequestReader:
         """Hand the rest of the stream to the Python reader (until the next boundary)."""
         self._py, self._hr = self._replay(extra), None
         self._pending = []
-        self._shadow = None
+        self._partial_check = None
