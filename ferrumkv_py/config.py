@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from .policies import POLICY_NAMES
+
 from . import limits
 
 INT_MAX = 2147483647
@@ -27,10 +29,7 @@ LLONG_MAX = 9223372036854775807
 ULLONG_MAX = 18446744073709551615
 MEMTOULL_MAX_DIGITS = 127     # Redis memtoull copies the digits into a 128-byte buffer
 CONFIG_MIN_HZ, CONFIG_MAX_HZ = 1, 500   # hz is accepted from 0 and clamped, as Redis does
-
-POLICIES = ("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-            "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
-            "allkeys-ahe", "volatile-ahe")
+POLICIES = POLICY_NAMES        # maxmemory-policy's choices: the one list, policies.py
 
 
 class ConfigError(Exception):

@@ -67,7 +67,7 @@ from . import lfu
 from ..notify import NOTIFY_EVICTED
 from .ahe import AheSettings, SpecController, make_controller
 from .ahe_adaptive import AdaptiveController
-from .policy import KIND_AHE, KIND_LFU, KIND_NONE, KIND_RANDOM, KIND_TTL, POLICIES, parse
+from ..policies import KIND_AHE, KIND_LFU, KIND_NONE, KIND_RANDOM, KIND_TTL, POLICIES, parse
 from .sampler import (RETRY, SCORE_ADAPT, SCORE_CALL, SCORE_EPS, SCORE_LFU, SCORE_LRU,
                       SCORE_TTL, Sampler)
 

@@ -52,18 +52,21 @@ class Policy:
         return self.kind in LFU_COUNTER_KINDS
 
 
+# The one list of policy names, in the order Redis's CONFIG SET error lists its own eight
+# (config.c), ours after them: the config table's choices come from here.
 POLICIES: dict[str, Policy] = {p.name: p for p in (
-    Policy("noeviction", KIND_NONE, False),
-    Policy("allkeys-lru", KIND_LRU, False),
     Policy("volatile-lru", KIND_LRU, True),
-    Policy("allkeys-lfu", KIND_LFU, False),
     Policy("volatile-lfu", KIND_LFU, True),
-    Policy("allkeys-random", KIND_RANDOM, False),
     Policy("volatile-random", KIND_RANDOM, True),
     Policy("volatile-ttl", KIND_TTL, True),
+    Policy("allkeys-lru", KIND_LRU, False),
+    Policy("allkeys-lfu", KIND_LFU, False),
+    Policy("allkeys-random", KIND_RANDOM, False),
+    Policy("noeviction", KIND_NONE, False),
     Policy("allkeys-ahe", KIND_AHE, False),
     Policy("volatile-ahe", KIND_AHE, True),
 )}
+POLICY_NAMES = tuple(POLICIES)
 
 
 def parse(name: str) -> Policy:
