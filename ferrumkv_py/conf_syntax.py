@@ -15,10 +15,8 @@ Complexity: O(len(line)) for both directions.
 
 from __future__ import annotations
 
-_BLANKS = b" \n\r\t\v\f\0"   # isspace() plus the NUL that ends a C string
-_ESCAPES = {ord("n"): b"\n", ord("r"): b"\r", ord("t"): b"\t", ord("b"): b"\b",
-            ord("a"): b"\a"}
-_HEX = b"0123456789abcdefABCDEF"
+from .resp_reader import split_inline
+
 _REPR = {ord("\\"): b"\\\\", ord('"'): b'\\"', ord("\n"): b"\\n", ord("\r"): b"\\r",
          ord("\t"): b"\\t", ord("\a"): b"\\a", ord("\b"): b"\\b"}
 PRINTABLE_LO, PRINTABLE_HI = 0x20, 0x7E   # C isprint() in the "C" locale
@@ -32,60 +30,14 @@ class UnbalancedQuotes(ValueError):
 def split_args(line: bytes) -> list[bytes]:
     """Redis ``sdssplitargs``: the words of one line.  Raises :class:`UnbalancedQuotes`.
 
+    The same splitter reads inline commands (``resp_reader.split_inline``, the one home of
+    the rule); a config line is a C string to Redis too, so a NUL byte ends it.
     Complexity: O(len(line)).
     """
-    out: list[bytes] = []
-    n, i = len(line), 0
-    while True:
-        while i < n and line[i] in _BLANKS:
-            i += 1
-        if i >= n:
-            return out
-        cur = bytearray()
-        inq = insq = False
-        while True:
-            c = line[i] if i < n else 0
-            if inq:
-                if c == 0x5C and i + 3 < n and line[i + 1] == 0x78 \
-                        and line[i + 2] in _HEX and line[i + 3] in _HEX:   # \xHH
-                    cur.append(int(line[i + 2:i + 4], 16))
-                    i += 3
-                elif c == 0x5C and i + 1 < n:
-                    i += 1
-                    cur += _ESCAPES.get(line[i], line[i:i + 1])
-                elif c == 0x22:                                            # closing "
-                    if i + 1 < n and line[i + 1] not in _BLANKS:
-                        raise UnbalancedQuotes()
-                    i += 1
-                    break
-                elif i >= n:
-                    raise UnbalancedQuotes()
-                else:
-                    cur.append(c)
-            elif insq:
-                if c == 0x5C and i + 1 < n and line[i + 1] == 0x27:        # \'
-                    i += 1
-                    cur.append(0x27)
-                elif c == 0x27:                                            # closing '
-                    if i + 1 < n and line[i + 1] not in _BLANKS:
-                        raise UnbalancedQuotes()
-                    i += 1
-                    break
-                elif i >= n:
-                    raise UnbalancedQuotes()
-                else:
-                    cur.append(c)
-            else:
-                if i >= n or c in b" \n\r\t\0":
-                    break
-                if c == 0x22:
-                    inq = True
-                elif c == 0x27:
-                    insq = True
-                else:
-                    cur.append(c)
-            i += 1
-        out.append(bytes(cur))
+    words = split_inline(line)
+    if words is None:
+        raise UnbalancedQuotes()
+    return words
 
 
 def repr_arg(value: bytes) -> bytes:

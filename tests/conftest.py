@@ -181,9 +181,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def redis_server():
-    """A real redis-server 7 on a free port (no persistence), for differential tests."""
+def run_redis_server(*extra: str):
+    """Generator behind the redis-server fixtures: start Debian's redis-server 7 on a free
+    port (no persistence, ``extra`` arguments appended), yield the port, stop it by PID.
+    Skips when the binary is missing (fails in CI, which installs it)."""
     exe = shutil.which("redis-server")
     if exe is None:
         if os.environ.get("CI"):
@@ -191,7 +192,7 @@ def redis_server():
         pytest.skip("redis-server not installed")
     port = free_port()
     proc = subprocess.Popen([exe, "--port", str(port), "--save", "", "--appendonly", "no",
-                             "--bind", "127.0.0.1"], stdout=subprocess.DEVNULL,
+                             "--bind", "127.0.0.1", *extra], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.time() + 10
     while time.time() < deadline:
@@ -203,3 +204,9 @@ def redis_server():
     yield port
     proc.terminate()
     proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    """A real redis-server 7 on a free port (no persistence), for differential tests."""
+    yield from run_redis_server()

@@ -5,9 +5,6 @@ active), eviction (every policy), ``new`` and ``keymiss``; nothing published whe
 from __future__ import annotations
 
 import random
-import shutil
-import socket
-import subprocess
 import time
 
 import pytest
@@ -15,7 +12,7 @@ import redis
 
 from ferrumkv_py import notify
 from ferrumkv_py.notify import flags_to_string, string_to_flags
-from tests.conftest import free_port
+from tests.conftest import run_redis_server
 from tests.ferrumkv.container_diff import split_elements
 from tests.ferrumkv.events_diff import PONG2, PONG3, Conn
 
@@ -86,23 +83,7 @@ class Side:
 @pytest.fixture(scope="module")
 def redis_debug():
     """A redis-server 7.0 of this module's own that allows DEBUG (to stop active expiry)."""
-    exe = shutil.which("redis-server")
-    if exe is None:
-        pytest.skip("redis-server not installed")
-    port = free_port()
-    proc = subprocess.Popen([exe, "--port", str(port), "--save", "", "--appendonly", "no",
-                             "--bind", "127.0.0.1", "--enable-debug-command", "yes"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield port
-    proc.terminate()
-    proc.wait(10)
+    yield from run_redis_server("--enable-debug-command", "yes")
 
 
 @pytest.fixture
