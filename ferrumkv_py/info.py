@@ -250,7 +250,7 @@ def _keyspace(server) -> list:
     out = []
     now = server.ks.now_ms
     for db in server.ks.dbs:
-        if db.index:
+        if db.nkeys:
             avg_ttl = 0
             sample = db.sample(32, volatile=True) if db.volatile else []
             exp = db.exp

@@ -11,12 +11,21 @@ database (``slots.py`` explains the layout and why; in short, nothing per key is
 GC-tracked Python object, the eviction kernel reads the metadata as flat arrays, and a
 touch writes one array element)::
 
-    index[key] -> slot          dict: the only hash lookup
+    shards[hash(key) & SHARD_MASK][key] -> slot
+                                dicts: the only hash lookup (sharded, see below)
     keys[slot], vals[slot]      lists: the key bytes and the value (None: a free slot)
     lru[slot]                   array q: last access, epoch ms (-1: a free slot)
     lfu[slot]                   array B: Morris counter 0..255 (decay period starts at lru)
     exp[slot]                   array q: 0 = no TTL, else the deadline in epoch ms
     vpos[slot]                  array q: position in ``vslots`` (-1: no TTL)
+
+The index is SHARDS dicts chosen by the key's hash, not one: CPython grows a dict by
+rebuilding it whole, which at 3M keys stalls every client for ~100-400 ms (Redis rehashes
+incrementally); a shard holds 1/256 of the keys, so its rebuild takes about 1/256 of that
+(``bench/full_cache.py`` measures the worst PING while 3M keys are written).  The price is
+a ``hash()`` call and a list subscript per lookup (the key's hash is cached in the bytes
+object, so the shard's own lookup does not compute it again); the hot methods bind
+``hash`` and the mask as default arguments, which CPython reads as locals.
 
 Commands hold a slot only within one command: the cron may move keys to other slots
 between commands (compaction, ``slots.py``), never during one.
@@ -41,13 +50,17 @@ from .slots import COMPACT_MIN_HOLES, FREE_SLOT, SAMPLE_MAX_TRIES, SlotTable  # 
 from .notify import NOTIFY_EXPIRED, NOTIFY_KEY_MISS, NOTIFY_NEW
 from .values import LFU_INIT_VAL, RHash, RList, RSet  # noqa: F401
 
+SHARD_BITS = 8                      # the index is 2**SHARD_BITS dicts (module docstring)
+SHARDS = 1 << SHARD_BITS
+SHARD_MASK = SHARDS - 1
+
 _STRING_ENTRY_COST = memory.KEY_OVERHEAD + memory.STRING_OVERHEAD  # + len(key) + len(value)
 
 
 class Database(SlotTable):
     """One logical database (SELECT n)."""
 
-    __slots__ = ("id", "ks", "index", "keys", "vals", "lru", "lfu", "exp", "vpos",
+    __slots__ = ("id", "ks", "shards", "nkeys", "keys", "vals", "lru", "lfu", "exp", "vpos",
                  "vslots", "free", "holes", "expires_cursor")
 
     def __init__(self, db_id: int, ks: "Keyspace"):
@@ -56,7 +69,8 @@ class Database(SlotTable):
         self._new_tables()
 
     def _new_tables(self) -> None:
-        self.index: dict[bytes, int] = {}
+        self.shards: list = [{} for _ in range(SHARDS)]   # key -> slot, by hash
+        self.nkeys = 0
         self.keys: list = []
         self.vals: list = []
         self.lru = array("q")
@@ -69,7 +83,17 @@ class Database(SlotTable):
         self.expires_cursor = 0
 
     def __len__(self) -> int:
-        return len(self.index)
+        return self.nkeys
+
+    def find(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
+        """The slot of ``key`` or None, with no side effects (no expiry, touch or stats):
+        the raw index lookup the fast paths and the eviction layer use.  O(1)."""
+        return self.shards[_hash(key) & _mask].get(key)
+
+    def items(self):
+        """Every (key, slot), shard by shard.  O(n)."""
+        for shard in self.shards:
+            yield from shard.items()
 
     @property
     def volatile(self) -> int:
@@ -86,10 +110,10 @@ class Database(SlotTable):
             self.lfu[s] = ks.lfu_touch(self.lfu[s], self.lru[s], ks.now_ms)
         self.lru[s] = ks.now_ms
 
-    def lookup_read(self, key: bytes):
+    def lookup_read(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
         """Read lookup: lazy expiry, keyspace hit/miss stats, touch.  The slot or None.  O(1)."""
         ks = self.ks
-        s = self.index.get(key)
+        s = self.shards[_hash(key) & _mask].get(key)
         if s is not None:
             x = self.exp[s]
             if not x or x >= ks.now_ms:
@@ -106,9 +130,9 @@ class Database(SlotTable):
             ks.notify(self, NOTIFY_KEY_MISS, b"keymiss", key)
         return None
 
-    def lookup_write(self, key: bytes):
+    def lookup_write(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
         """Write-path lookup: lazy expiry and touch, no hit/miss stats.  Slot or None.  O(1)."""
-        s = self.index.get(key)
+        s = self.shards[_hash(key) & _mask].get(key)
         if s is None:
             return None
         x = self.exp[s]
@@ -121,7 +145,7 @@ class Database(SlotTable):
     def lookup_notouch(self, key: bytes, stats: bool = False):
         """TTL / OBJECT / TYPE-style lookup: lazy expiry, no touch; stats if asked.  O(1)."""
         ks = self.ks
-        s = self.index.get(key)
+        s = self.shards[hash(key) & SHARD_MASK].get(key)
         if s is not None:
             x = self.exp[s]
             if x and x < ks.now_ms:
@@ -136,10 +160,10 @@ class Database(SlotTable):
                 ks.hits += 1
         return s
 
-    def peek(self, key: bytes):
+    def peek(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
         """The slot of ``key`` if present and not past its deadline, with no side effects
         (no expiry, no touch, no stats).  O(1)."""
-        s = self.index.get(key)
+        s = self.shards[_hash(key) & _mask].get(key)
         if s is None:
             return None
         x = self.exp[s]
@@ -152,7 +176,7 @@ class Database(SlotTable):
 
     # ---- writes ----
 
-    def add(self, key: bytes, value) -> int:
+    def add(self, key: bytes, value, _hash=hash, _mask=SHARD_MASK) -> int:
         """Insert a key known to be absent; returns its slot.  O(1)."""
         ks = self.ks
         keys = self.keys
@@ -177,7 +201,8 @@ class Database(SlotTable):
             self.lfu.append(LFU_INIT_VAL)
             self.exp.append(0)
             self.vpos.append(-1)
-        self.index[key] = s
+        self.shards[_hash(key) & _mask][key] = s
+        self.nkeys += 1
         # memory.entry_cost() inline for strings (SET -P 16 -4% CPU per command,
         # bench/server_bench.py --parts dispatch); Keyspace._check() holds the two equal
         ks.used_memory += (_STRING_ENTRY_COST + len(key) + len(value)
@@ -201,14 +226,15 @@ class Database(SlotTable):
         if ks.watched:
             ks.signal(self, self.keys[s])
 
-    def set(self, key: bytes, value, keep_ttl: bool = False) -> int:
+    def set(self, key: bytes, value, keep_ttl: bool = False, _hash=hash,
+            _mask=SHARD_MASK) -> int:
         """SET semantics: create or overwrite, dropping any TTL unless ``keep_ttl``.
 
         One dict lookup, then either :meth:`add` or an in-place overwrite that keeps the
         slot (and so its LRU/LFU history, as Redis's dbOverwrite does after lookupKeyWrite
         touched it).  Returns the slot.  Complexity: O(1).
         """
-        s = self.index.get(key)
+        s = self.shards[_hash(key) & _mask].get(key)
         if s is None:
             return self.add(key, value)
         ks = self.ks
@@ -256,7 +282,8 @@ class Database(SlotTable):
         ks = self.ks
         keys = self.keys
         key = keys[s]
-        del self.index[key]
+        del self.shards[hash(key) & SHARD_MASK][key]
+        self.nkeys -= 1
         vals = self.vals
         value = vals[s]
         if value.__class__ is bytes:
@@ -282,8 +309,8 @@ class Database(SlotTable):
         the compiled eviction path's batch of victims, with the per-key attribute lookups
         hoisted out of the loop.  Complexity: O(n)."""
         ks = self.ks
-        keys, vals, lru, exp, index, free = (self.keys, self.vals, self.lru, self.exp,
-                                             self.index, self.free)
+        keys, vals, lru, exp, shards, free = (self.keys, self.vals, self.lru, self.exp,
+                                              self.shards, self.free)
         watched = ks.watched
         base_str = _STRING_ENTRY_COST
         base_key = memory.KEY_OVERHEAD
@@ -292,7 +319,7 @@ class Database(SlotTable):
         for i in range(n):
             s = slots[i]
             key = keys[s]
-            del index[key]
+            del shards[hash(key) & SHARD_MASK][key]
             value = vals[s]
             if value.__class__ is bytes:
                 freed += base_str + len(key) + len(value)
@@ -310,6 +337,7 @@ class Database(SlotTable):
             if watched:
                 ks.signal(self, key)
         self.holes += n
+        self.nkeys -= n
         ks.used_memory -= freed
 
     def rename(self, s: int, newkey: bytes) -> None:
@@ -317,10 +345,10 @@ class Database(SlotTable):
         slot and metadata.  O(1)."""
         ks = self.ks
         oldkey = self.keys[s]
-        del self.index[oldkey]
+        del self.shards[hash(oldkey) & SHARD_MASK][oldkey]
         ks.used_memory += len(newkey) - len(oldkey)
         self.keys[s] = newkey
-        self.index[newkey] = s
+        self.shards[hash(newkey) & SHARD_MASK][newkey] = s
         ks.signal(self, oldkey)
         ks.signal(self, newkey)
 
@@ -395,11 +423,10 @@ class Database(SlotTable):
         keys) with ``lazy`` (FLUSHDB ASYNC): the tables are detached and released by
         slices (``lazyfree.py``)."""
         ks = self.ks
-        n = len(self.index)
+        n = self.nkeys
         if ks.watched:
-            index = self.index
             for db_id, key in list(ks.watched):
-                if db_id == self.id and key in index:
+                if db_id == self.id and self.find(key) is not None:
                     ks.signal(self, key)
         if lazy:
             return self._detach(n)
@@ -417,7 +444,7 @@ class Database(SlotTable):
         used_memory drops now when no other database holds keys (FLUSHALL zeroes it
         itself); otherwise this database's share is subtracted as it is released."""
         ks = self.ks
-        charged = (any(db.index for db in ks.dbs if db is not self)
+        charged = (any(db.nkeys for db in ks.dbs if db is not self)
                    or ks.lazyfree.charged())
         if not charged:
             ks.used_memory = 0
@@ -428,7 +455,7 @@ class Database(SlotTable):
 
     def swap_contents(self, other: "Database") -> None:
         """SWAPDB: exchange every key and table with another database.  O(1)."""
-        for name in ("index", "keys", "vals", "lru", "lfu", "exp", "vpos", "vslots", "free",
+        for name in ("shards", "nkeys", "keys", "vals", "lru", "lfu", "exp", "vpos", "vslots", "free",
                      "holes", "expires_cursor"):
             a, b = getattr(self, name), getattr(other, name)
             setattr(self, name, b)
@@ -441,14 +468,14 @@ class Database(SlotTable):
         assert len(vals) == len(self.lru) == len(self.lfu) == len(self.exp) \
             == len(self.vpos) == n
         live = [s for s in range(n) if keys[s] is not None]
-        assert len(live) == len(self.index)
+        assert len(live) == self.nkeys == sum(map(len, self.shards))
         assert n - len(live) == self.holes
         for s in range(n):
             if keys[s] is None:
                 assert vals[s] is None and self.lru[s] == FREE_SLOT
                 assert self.exp[s] == 0 and self.vpos[s] == -1
             else:
-                assert self.index[keys[s]] == s
+                assert self.find(keys[s]) == s
                 assert vals[s] is not None and self.lru[s] >= 0
                 assert 0 <= self.lfu[s] <= 255
         assert set(self.free) >= {s for s in range(n) if keys[s] is None}
@@ -536,7 +563,7 @@ class Keyspace:
             return sum(db.clear() for db in self.dbs)
         n = 0
         for db in self.dbs:
-            n += db._detach(len(db.index))
+            n += db._detach(db.nkeys)
         self.used_memory = 0
         for job in self.lazyfree.jobs:
             job[2] = False          # nothing of the detached databases is charged now
@@ -561,13 +588,13 @@ class Keyspace:
             self.lazyfree.add_value(value)
 
     def total_keys(self) -> int:
-        return sum(len(db.index) for db in self.dbs)
+        return sum(db.nkeys for db in self.dbs)
 
     def _check(self) -> None:
         total = 0
         for db in self.dbs:
             db._check()
-            for key, s in db.index.items():
+            for key, s in db.items():
                 total += memory.entry_cost(key, db.vals[s])
                 if db.exp[s]:
                     total += memory.EXPIRE_COST

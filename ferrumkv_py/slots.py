@@ -88,7 +88,7 @@ class SlotTable:
             if size:
                 out = [vs[int(rand() * size)] for _ in range(n)]
             return out
-        if not self.index:
+        if not self.nkeys:
             return out
         keys = self.keys
         size = len(keys)
@@ -101,8 +101,11 @@ class SlotTable:
         return out
 
     def any_slot(self) -> int:
-        """A live slot without drawing (for when draws keep hitting holes).  O(1)."""
-        return self.index[next(iter(self.index))]
+        """A live slot without drawing (for when draws keep hitting holes).  O(shards)."""
+        for shard in self.shards:
+            if shard:
+                return next(iter(shard.values()))
+        raise KeyError("no keys")
 
     def random_key(self):
         """RANDOMKEY: a live key, deleting expired ones met on the way (as Redis does).
@@ -110,7 +113,7 @@ class SlotTable:
         Each round either returns or deletes one expired key, so it ends.
         Complexity: O(1) expected while most keys are live.
         """
-        while self.index:
+        while self.nkeys:
             got = self.sample(1)
             s = got[0] if got else self.any_slot()
             x = self.exp[s]
@@ -148,7 +151,8 @@ class SlotTable:
         the keys moved.  Complexity: O(budget + free slots dropped)."""
         keys, vals, lru, lfu, exp, vpos = (self.keys, self.vals, self.lru, self.lfu,
                                            self.exp, self.vpos)
-        index, free, vslots = self.index, self.free, self.vslots
+        free, vslots = self.free, self.vslots
+        shards, mask = self.shards, len(self.shards) - 1
         moved = 0
         while True:
             while keys and keys[-1] is None:       # free slots at the top: drop them
@@ -179,7 +183,7 @@ class SlotTable:
                 i = vpos[top]
                 vpos[h] = i
                 vslots[i] = h
-            index[key] = h
+            shards[hash(key) & mask][key] = h
             keys[top] = None
             vals[top] = None
             lru[top] = FREE_SLOT

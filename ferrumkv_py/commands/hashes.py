@@ -92,7 +92,7 @@ def hset(c, argv):
         # (command layer 183 -> 99), bench/command_cost.py
         db = c.db
         key = argv[1]
-        e = db.index.get(key)
+        e = db.find(key)
         if e is not None and not db.exp[e]:
             h = db.vals[e]
             if h.__class__ is RHash:

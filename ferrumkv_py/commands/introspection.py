@@ -192,7 +192,7 @@ def memory_usage(c, argv):
             raise CommandError(errors.SYNTAX)
         j += 2
     db = c.db
-    e = db.index.get(argv[2])
+    e = db.find(argv[2])
     if e is None:
         return None
     return memory.entry_cost(argv[2], db.vals[e]) + (memory.EXPIRE_COST if db.exp[e] else 0)

@@ -205,7 +205,7 @@ def keys(c, argv):
     now = c.ks.now_ms
     db = c.db
     match = glob_matcher(argv[1], subjects=len(db))
-    items = db.index.items()
+    items = db.items()
     exp = db.exp
     if match is None:
         return [k for k, s in items if not 0 < exp[s] < now]

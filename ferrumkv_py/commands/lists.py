@@ -94,7 +94,7 @@ def _push_one(c, argv: list, left: bool):
     """
     db = c.db
     key = argv[1]
-    e = db.index.get(key)
+    e = db.find(key)
     if e is None or db.exp[e]:
         return None
     d = db.vals[e]
@@ -186,7 +186,7 @@ def _pop_one(c, key: bytes, left: bool):
     sees the keyspace unchanged.  Database.lookup_write and shrink() folded in.
     """
     db = c.db
-    e = db.index.get(key)
+    e = db.find(key)
     if e is None or db.exp[e]:
         return False
     d = db.vals[e]

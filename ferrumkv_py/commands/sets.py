@@ -140,7 +140,7 @@ def sadd(c, argv):
         # opcodes/command (command layer 126 -> 74), bench/command_cost.py
         db = c.db
         key = argv[1]
-        e = db.index.get(key)
+        e = db.find(key)
         if e is not None and not db.exp[e]:
             s = db.vals[e]
             if s.__class__ is RSet:

@@ -277,7 +277,7 @@ def _incr_fast(c, key: bytes, incr: int):
     Bumping <= 18 digits by one cannot leave int64.
     """
     db = c.db
-    e = db.index.get(key)
+    e = db.find(key)
     if e is None:
         db.add(key, b"%d" % incr)
         if db.ks.notify_flags:

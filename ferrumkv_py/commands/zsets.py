@@ -134,7 +134,7 @@ def zadd(c, argv):
         if sc.isdigit() and len(sc) <= EXACT_INT_DIGITS:
             db = c.db
             key = argv[1]
-            e = db.index.get(key)
+            e = db.find(key)
             if e is not None and not db.exp[e]:
                 z = db.vals[e]
                 if z.__class__ is ZSet:

@@ -89,7 +89,7 @@ for _mod in pkgutil.iter_modules(__path__):
     if _mod.name.startswith("ahe_"):
         importlib.import_module(__name__ + "." + _mod.name)
 
-_has_keys = attrgetter("index")        # filter() tests in C: DBs with keys ...
+_has_keys = attrgetter("nkeys")        # filter() tests in C: DBs with keys ...
 _has_volatile = attrgetter("vslots")    # ... or with TTL keys
 
 
@@ -261,6 +261,11 @@ class Evictor:
             return False
         return (t - self._pass_start) * US_PER_S > budget
 
+    def pool_fill(self) -> int:
+        """Candidates kept for the next eviction: the Python pool's and the kernel's."""
+        comp = self.compiled
+        return len(self.pool) + (comp.pool_n if comp is not None else 0)
+
     # ---- OBJECT FREQ / IDLETIME support ----
 
     @property
@@ -409,7 +414,7 @@ class Evictor:
         """Extra ``INFO memory`` fields of the policy layer (plain decimals)."""
         comp = self.compiled
         fields = [
-            ("eviction_pool_fill", len(self.pool) + (comp.pool_n if comp else 0)),
+            ("eviction_pool_fill", self.pool_fill()),
             ("eviction_kernel_calls", comp.calls if comp else 0),
             ("eviction_lagging", int(self.lagging)),
             ("eviction_time_exceeded_count", self.exceeded_count),

@@ -326,7 +326,7 @@ class AdaptiveController:
         if key is None:
             return False
         db = self.ks.dbs[self._adb[slot]]
-        s = db.index.get(key)
+        s = db.find(key)
         return s is not None and db.lru[s] & HASH_MASK != self._alru[slot]
 
     def _expire(self, slot: int) -> None:

@@ -112,7 +112,7 @@ class Sampler:
             expired0 = ks.expired_keys
             found = False
             for db in dbs:
-                if db.vslots if vol else db.index:
+                if db.vslots if vol else db.nkeys:
                     found = True
                     populate(db, now, vol)
             if not found:
@@ -123,7 +123,7 @@ class Sampler:
                 scores.pop()
                 dbid, key = items.pop()
                 db = all_dbs[dbid]
-                e = db.index.get(key)
+                e = db.find(key)
                 if e is not None:
                     x = db.exp[e]
                     if x or not vol:
@@ -156,7 +156,7 @@ class Sampler:
             live = len(lst)
         else:
             lst = None
-            live = len(db.index)
+            live = db.nkeys
         use_list = vol                          # draw from vslots, else from the slot range
         keys = db.keys
         lrus = db.lru
@@ -218,7 +218,7 @@ class Sampler:
         tries = n * SAMPLE_MAX_TRIES
         while need:
             if tries < need:
-                if need < n or not (db.vslots if vol else db.index):
+                if need < n or not (db.vslots if vol else db.nkeys):
                     break
                 # the draws kept hitting free slots: one candidate found without drawing
                 lst = [any_candidate(db, vol)]
@@ -332,12 +332,12 @@ class Sampler:
         last = self.next_db
         chosen = None
         for db in dbs:                    # first candidate DB after the last one used
-            if db.id > last and (db.vslots if vol else db.index):
+            if db.id > last and (db.vslots if vol else db.nkeys):
                 chosen = db
                 break
         if chosen is None:
             for db in dbs:
-                if db.vslots if vol else db.index:
+                if db.vslots if vol else db.nkeys:
                     chosen = db
                     break
             else:

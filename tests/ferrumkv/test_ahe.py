@@ -57,7 +57,7 @@ def test_controller_scores_match_reference_with_decay_and_ttl():
         ks.refresh_time()
     clock.advance(5 * 60_000)
     now = clock.now_ms()
-    ents = list(db.index.values())
+    ents = list((s for _, s in db.items()))
     got = srv.evictor.controller.scores(db, ents, now)
     for e, s in zip(ents, got):
         counter = decr(db.lfu[e], db.lru[e], now, 1)

@@ -37,7 +37,7 @@ class K:
     attributes (the controller reads the slot arrays; these read and write them)."""
 
     def __init__(self, db, key, lru, lfu, exp):
-        while key in db.index:          # the same name twice: a distinct key each time
+        while db.find(key) is not None:          # the same name twice: a distinct key each time
             key += b"'"
         self.db, self.key = db, key
         self.slot = db.add(key, b"v")
@@ -244,7 +244,7 @@ def test_volatile_scope_counts_only_keys_with_ttl():
     ks, ctl = make(keys=1_000)
     db = ks.dbs[0]
     for i in range(100):
-        db.set_expire(db.index[b"fill:%d" % i], NOW + 10_000)
+        db.set_expire(db.find(b"fill:%d" % i), NOW + 10_000)
     ctl.set_scope(True)
     assert ctl._population() == 100
     ctl.set_scope(False)
@@ -434,7 +434,7 @@ def read_through(ctl_or_none, keys: list, capacity: int, seed: int = 1):
                 for sc, e in zip(got, ents):
                     pool.offer(sc, 0, db.keys[e])
                 while victim is None and len(pool):
-                    victim = db.index.get(pool.pop_best()[-1])   # (..., key)
+                    victim = db.find(pool.pop_best()[-1])   # (..., key)
             if ctl is not None:
                 ctl.on_evict(db, victim, now)
             db.unlink(victim)

@@ -98,7 +98,7 @@ def _check_all(ks) -> None:
     the server's loop, so no command or cron runs meanwhile)."""
     ks._check()
     for db in ks.dbs[:2]:
-        for key, e in db.index.items():
+        for key, e in db.items():
             v = db.vals[e]
             if v.__class__ is not bytes:
                 assert v.mem == memory.recount(v), key

@@ -160,7 +160,7 @@ def test_kernel_victims_match_the_reference(mode, vol, seed):
     # lru-like policies choose old keys: the victims are far older than the average key
     if mode == K.MODE_LRU:
         ages = [now - (-2 - db.lru[s]) for s in taken if db.lru[s] < -1]
-        mean_age = sum(now - db.lru[s] for s in db.index.values() if db.lru[s] >= 0) / len(db)
+        mean_age = sum(now - db.lru[s] for _, s in db.items() if db.lru[s] >= 0) / len(db)
         assert sum(ages) / len(ages) > 1.3 * mean_age
 
 

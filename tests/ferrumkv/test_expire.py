@@ -47,12 +47,12 @@ def test_expires_all_stale_keys_and_keeps_the_rest():
     db = fill(ks, stale=1000, live_ttl=100, persistent=300)
     n = active_expire_cycle(ks, BUDGET_US)
     ks._check()
-    stale_left = sum(1 for key in db.index if key.startswith(b"stale"))
+    stale_left = sum(1 for key, _ in db.items() if key.startswith(b"stale"))
     assert n == ks.expired_keys == 1000 - stale_left
     # it stops at the first draw of 20 with at most 2 stale: most stale keys are gone
     assert stale_left <= 100      # (a draw of 20 with <= 2 stale while half are stale: p 2e-4)
-    assert sum(1 for key in db.index if key.startswith(b"live")) == 100
-    assert sum(1 for key in db.index if key.startswith(b"plain")) == 300
+    assert sum(1 for key, _ in db.items() if key.startswith(b"live")) == 100
+    assert sum(1 for key, _ in db.items() if key.startswith(b"plain")) == 300
 
 
 def test_stops_after_one_draw_when_under_ten_percent_stale():
@@ -61,7 +61,7 @@ def test_stops_after_one_draw_when_under_ten_percent_stale():
     n = active_expire_cycle(ks, BUDGET_US)
     ks._check()
     assert n <= ACTIVE_EXPIRE_KEYS_PER_LOOP * 10 // 100 + 2   # one draw of 20: a few at most
-    assert sum(1 for key in db.index if key.startswith(b"stale")) >= 30 - n
+    assert sum(1 for key, _ in db.items() if key.startswith(b"stale")) >= 30 - n
     assert db.volatile == 1000 - n
 
 
@@ -131,4 +131,4 @@ def test_cycle_uses_cached_time_not_the_clock():
     assert active_expire_cycle(ks, BUDGET_US) == 0
     ks.refresh_time()
     assert active_expire_cycle(ks, BUDGET_US) == 1
-    assert not db.index and ks.expired_keys == 1
+    assert not db.nkeys and ks.expired_keys == 1

@@ -81,7 +81,7 @@ def test_copy(r, server, put, clock):
 
     def independent():
         dbs = server.server.ks.dbs
-        a, b = dbs[0].vals[dbs[0].index[b"h"]], dbs[0].vals[dbs[0].index[b"h2"]]
+        a, b = dbs[0].vals[dbs[0].find(b"h")], dbs[0].vals[dbs[0].find(b"h2")]
         assert a == b and a is not b and a.mem == b.mem
     server.call(independent)
     check(server)

@@ -58,7 +58,7 @@ def test_keyspace_holds_no_gc_tracked_object_per_key(ks):
         if i % 2:
             db.set_expire(s, ks.now_ms + 10_000)
     assert len(gc.get_objects()) - before < 10          # not one per key
-    assert not gc.is_tracked(db.index)
+    assert not any(gc.is_tracked(shard) for shard in db.shards)
     assert not any(gc.is_tracked(x) for x in db.keys + db.vals)
 
 
@@ -153,10 +153,10 @@ def test_rename_move_keep_metadata(ks):
     ks.refresh_time()
     db.rename(e, b"a-much-longer-name")
     ks._check()
-    assert db.index[b"a-much-longer-name"] == e and b"a" not in db.index
+    assert db.find(b"a-much-longer-name") == e and db.find(b"a") is None
     ne = other.move_to(e, other) if False else db.move_to(e, other)
     ks._check()
-    assert not db.index and other.index[b"a-much-longer-name"] == ne
+    assert not db.nkeys and other.find(b"a-much-longer-name") == ne
     assert (other.exp[ne], other.lfu[ne], other.lru[ne]) == (ks.now_ms - 10 + 500, 42, lru)
     assert other.volatile == 1 and db.volatile == 0
 
@@ -199,7 +199,7 @@ def test_swap_and_flushall(ks):
     b.add(b"y", b"2")
     a.swap_contents(b)
     ks._check()
-    assert list(a.index) == [b"y"] and list(b.index) == [b"x"]
+    assert [k for k, _ in a.items()] == [b"y"] and [k for k, _ in b.items()] == [b"x"]
     assert ks.flushall() == 2
     ks._check()
     assert ks.used_memory == 0
@@ -254,7 +254,7 @@ def test_volatile_sampling_only_returns_ttl_keys(ks):
         if i % 4 == 0:
             db.set_expire(e, ks.now_ms + 1000)
     for i in range(0, 100, 8):
-        db.persist(db.index[k(i)])
+        db.persist(db.find(k(i)))
     ks._check()
     got = db.sample(200, volatile=True)
     assert got and all(db.exp[e] > 0 for e in got)
@@ -311,7 +311,7 @@ def test_seeded_stress_keeps_invariants(seed):
                 model[new] = model.pop(key)
         elif op < 0.9:
             for e in db.sample(5, volatile=rng.random() < 0.5):
-                assert db.keys[e] is not None and db.index[db.keys[e]] == e
+                assert db.keys[e] is not None and db.find(db.keys[e]) == e
         elif op < 0.93:
             db.compact_some(rng.randrange(1, 40))
         else:
@@ -325,7 +325,7 @@ def test_seeded_stress_keeps_invariants(seed):
         if e is not None:
             assert db.vals[e] == v[0] and db.exp[e] == v[1]
     ks._check()
-    assert set(db.index) == set(model)
+    assert set(k for k, _ in db.items()) == set(model)
 
 
 def test_free_slots_keep_the_table_size_under_churn(ks):
@@ -354,7 +354,7 @@ def test_compaction_moves_keys_down_and_truncates(ks):
         if i % 5:
             db.delete(k(i))                # 80% holes
     assert db.needs_compaction()
-    kept = {key: (db.vals[s], db.exp[s], db.lru[s]) for key, s in db.index.items()}
+    kept = {key: (db.vals[s], db.exp[s], db.lru[s]) for key, s in db.items()}
     moved = 0
     while db.needs_compaction():
         m = db.compact_some(37)            # bounded steps, as the cron takes them
@@ -362,7 +362,7 @@ def test_compaction_moves_keys_down_and_truncates(ks):
         moved += m
         ks._check()
     assert db.holes * 2 <= len(db.keys) and not db.needs_compaction()
-    assert {key: (db.vals[s], db.exp[s], db.lru[s]) for key, s in db.index.items()} == kept
+    assert {key: (db.vals[s], db.exp[s], db.lru[s]) for key, s in db.items()} == kept
     assert ks.maintain(10) == 0            # nothing left to do
     for i in range(0, n, 5):
         db.delete(k(i))
@@ -403,11 +403,11 @@ def test_scan_returns_every_key_once_when_quiet(ks):
     for i in range(1000):
         db.add(k(i), b"v")
     seen, calls = _full_scan(db, count=10)
-    assert sorted(seen) == sorted(db.index) and calls == 100
+    assert sorted(seen) == sorted(k for k, _ in db.items()) and calls == 100
     for i in range(0, 1000, 2):
         db.delete(k(i))
     seen, _ = _full_scan(db, count=7)
-    assert sorted(seen) == sorted(db.index)
+    assert sorted(seen) == sorted(k for k, _ in db.items())
 
 
 @pytest.mark.parametrize("seed", [7, 8, 9])

@@ -53,7 +53,7 @@ def test_flushall_async_detaches_and_zeroes_used_memory():
 def test_flushdb_async_alone_drops_memory_now():
     ks = filled()
     ks.dbs[0].clear(lazy=True)
-    assert ks.used_memory == 0 and not ks.dbs[0].index
+    assert ks.used_memory == 0 and not ks.dbs[0].nkeys
     drain(ks)
 
 

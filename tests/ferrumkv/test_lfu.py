@@ -119,7 +119,7 @@ def test_keyspace_reads_increment_and_decay_on_manual_clock():
     db.set(b"k", b"v")
     for _ in range(99):
         assert db.lookup_read(b"k") is not None
-    e = db.index[b"k"]
+    e = db.find(b"k")
     assert db.lfu[e] == 104                        # redis.conf: factor 0, 100 hits
     clock.advance(3 * MS_PER_MINUTE)
     ks.refresh_time()
@@ -140,12 +140,12 @@ def test_knobs_apply_at_runtime():
     db.set(b"k", b"v")
     for _ in range(20):
         db.lookup_read(b"k")
-    slow = db.lfu[db.index[b"k"]]
+    slow = db.lfu[db.find(b"k")]
     assert slow < 15                           # factor 1000: ~1 increment past 5
     srv.config.set("lfu-log-factor", "0")
     for _ in range(20):
         db.lookup_read(b"k")
-    assert db.lfu[db.index[b"k"]] == slow + 20
+    assert db.lfu[db.find(b"k")] == slow + 20
 
 
 def test_counter_maintained_only_under_lfu_and_ahe():
@@ -156,7 +156,7 @@ def test_counter_maintained_only_under_lfu_and_ahe():
         db.set(b"k", b"v")
         db.lookup_read(b"k")
         assert srv.ks.lfu_on is on
-        assert db.lfu[db.index[b"k"]] == (LFU_INIT_VAL + 1 if on else LFU_INIT_VAL), policy
+        assert db.lfu[db.find(b"k")] == (LFU_INIT_VAL + 1 if on else LFU_INIT_VAL), policy
         assert srv.evictor.freq_tracked is on
         assert srv.evictor.idle_tracked is (not policy.endswith("-lfu"))
 
@@ -168,7 +168,7 @@ def test_lfu_scores_rank_rare_keys_first():
         db.set(key, b"v")
         for _ in range(reads):
             db.lookup_read(key)
-    ents = [db.index[k] for k in (b"hot", b"warm", b"cold")]
+    ents = [db.find(k) for k in (b"hot", b"warm", b"cold")]
     scores = lfu.lfu_scores(db, ents, srv.ks.now_ms, 1)
     assert scores == [255 - 55, 255 - 15, 255 - 5]
     clock.advance(10 * MS_PER_MINUTE)
