@@ -56,12 +56,14 @@ def active_expire_cycle(ks, budget_us: int, effort: int = 1) -> int:
         db = dbs[(start + k) % ndbs]
         while db.volatile:
             sampled = expired = 0
-            for ent in db.sample(per_loop, volatile=True):
-                if ent.value is None or ent.exp <= 0:
+            keys, exp = db.keys, db.exp
+            for s in db.sample(per_loop, volatile=True):
+                x = exp[s]
+                if not x or keys[s] is None:
                     continue  # drawn twice in this sample and already deleted
                 sampled += 1
-                if ent.exp < now:
-                    db._expire_entry(ent)   # unlink, expired_keys, "expired" event
+                if x < now:
+                    db._expire_slot(s)   # unlink, expired_keys, "expired" event
                     expired += 1
             total_expired += expired
             total_sampled += sampled

@@ -250,12 +250,13 @@ def _keyspace(server) -> list:
     out = []
     now = server.ks.now_ms
     for db in server.ks.dbs:
-        if db.data:
+        if db.nkeys:
             avg_ttl = 0
             sample = db.sample(32, volatile=True) if db.volatile else []
-            ttls = [e.exp - now for e in sample if e.exp > now]
+            exp = db.exp
+            ttls = [exp[s] - now for s in sample if exp[s] > now]
             if ttls:
                 avg_ttl = sum(ttls) // len(ttls)
             out.append(("db%d" % db.id, "keys=%d,expires=%d,avg_ttl=%d"
-                        % (len(db.data), db.volatile, avg_ttl)))
+                        % (len(db), db.volatile, avg_ttl)))
     return out

@@ -30,7 +30,7 @@ import platform
 import sys
 
 MIN_BYTES = 4096                    # smaller values are copied (a copy costs < 1 us)
-UNSHARED_REFCOUNT = 3               # entry.value + the caller's local + getrefcount's argument
+UNSHARED_REFCOUNT = 3               # the keyspace's vals list + the caller's local + getrefcount's argument
 _DATA_OFFSET = bytes.__basicsize__ - 1          # ob_sval (basicsize counts the NUL byte)
 _HASH_OFFSET = _DATA_OFFSET - ctypes.sizeof(ctypes.c_ssize_t)    # ob_shash
 _HASH_NOT_COMPUTED = -1

@@ -1,140 +1,208 @@
 """The data: databases of keys, lazy expiry, access metadata, sampling, memory accounting.
 
 No sockets, no RESP, no asyncio here: commands call these methods, the cron calls the
-expire and eviction cycles, tests drive it all with a :class:`~ferrumkv_py.clock.ManualClock`.
+expire and eviction cycles and :meth:`Keyspace.maintain`, tests drive it all with a
+:class:`~ferrumkv_py.clock.ManualClock`.
 
-Each key maps to an :class:`Entry` (value, LRU clock, LFU counter, deadline); the entry and
-the value types (``RList``, ``RHash``, ``RSet``) are described in ``values.py``.  The sample
-lists every database keeps beside its dict, for uniform random draws (eviction, active
-expiry, RANDOMKEY) and SCAN cursors, are explained and read in ``sample_lists.py``.
+The slot layout
+---------------
+A key lives in a *slot*: a small integer, the same index into every per-key array of its
+database (``slots.py`` explains the layout and why; in short, nothing per key is a
+GC-tracked Python object, the eviction kernel reads the metadata as flat arrays, and a
+touch writes one array element)::
+
+    shards[hash(key) & SHARD_MASK][key] -> slot
+                                dicts: the only hash lookup (sharded, see below)
+    keys[slot], vals[slot]      lists: the key bytes and the value (None: a free slot)
+    lru[slot]                   array q: last access, epoch ms (-1: a free slot)
+    lfu[slot]                   array B: Morris counter 0..255 (decay period starts at lru)
+    exp[slot]                   array q: 0 = no TTL, else the deadline in epoch ms
+    vpos[slot]                  array q: position in ``vslots`` (-1: no TTL)
+
+The index is SHARDS dicts chosen by the key's hash, not one: CPython grows a dict by
+rebuilding it whole, which at 3M keys stalls every client for ~100-400 ms (Redis rehashes
+incrementally); a shard holds 1/256 of the keys, so its rebuild takes about 1/256 of that
+(``bench/full_cache.py`` measures the worst PING while 3M keys are written).  The price is
+a ``hash()`` call and a list subscript per lookup (the key's hash is cached in the bytes
+object, so the shard's own lookup does not compute it again); the hot methods bind
+``hash`` and the mask as default arguments, which CPython reads as locals.
+
+Commands hold a slot only within one command: the cron may move keys to other slots
+between commands (compaction, ``slots.py``), never during one.
+
+Every access of a key goes through :meth:`Database.touch` (the LRU clock, then the LFU
+counter when a policy keeps it): the lookups call it, and so do the per-command fast paths,
+so the touch rule has one home.
 
 Complexity: lookups, writes, deletes O(1); ``sample(n)`` O(n) expected; ``scan(count)``
-O(count) amortised (plus O(compactions since the cursor was made)).
+O(count) amortised.
 """
 
 from __future__ import annotations
 
 import random as _random
-from collections import deque
+from array import array
 
 from . import memory
 from .lazyfree import LAZYFREE_THRESHOLD, LazyFree, effort as _free_effort
 from .memory import entry_cost as _entry_cost, value_cost as _value_cost
-from .sample_lists import (_CLEARED_REMAP, COMPACT_MIN_DEAD, SAMPLE_MAX_TRIES,  # noqa: F401
-                           SCAN_REMAP_HISTORY, SampleLists)
+from .slots import COMPACT_MIN_HOLES, FREE_SLOT, SAMPLE_MAX_TRIES, SlotTable  # noqa: F401
 from .notify import NOTIFY_EXPIRED, NOTIFY_KEY_MISS, NOTIFY_NEW
-from .values import (EXP_PERSISTED, LFU_INIT_VAL, TOMBSTONE, Entry,  # noqa: F401
-                     RHash, RList, RSet)
+from .values import LFU_INIT_VAL, RHash, RList, RSet  # noqa: F401
+
+SHARD_BITS = 8                      # the index is 2**SHARD_BITS dicts (module docstring)
+SHARDS = 1 << SHARD_BITS
+SHARD_MASK = SHARDS - 1
 
 _STRING_ENTRY_COST = memory.KEY_OVERHEAD + memory.STRING_OVERHEAD  # + len(key) + len(value)
 
 
-class Database(SampleLists):
+class Database(SlotTable):
     """One logical database (SELECT n)."""
 
-    __slots__ = ("id", "ks", "data", "alist", "adead", "afree", "vlist", "vdead", "vfree",
-                 "volatile", "expires_cursor", "agen", "aremap")
+    __slots__ = ("id", "ks", "shards", "nkeys", "keys", "vals", "lru", "lfu", "exp", "vpos",
+                 "vslots", "free", "holes", "expires_cursor")
 
     def __init__(self, db_id: int, ks: "Keyspace"):
         self.id = db_id
         self.ks = ks
-        self.data: dict[bytes, Entry] = {}
-        self.alist: list[Entry] = []
-        self.adead = 0
-        self.afree: list[int] = []   # alist slots holding TOMBSTONE (each once)
-        self.vlist: list[Entry] = []
-        self.vdead = 0          # vlist slots whose entry is dead or has no TTL now
-        self.vfree: list[int] = []   # vlist slots holding TOMBSTONE
-        self.volatile = 0       # live keys with a TTL
+        self._new_tables()
+
+    def _new_tables(self) -> None:
+        self.shards: list = [{} for _ in range(SHARDS)]   # key -> slot, by hash
+        self.nkeys = 0
+        self.keys: list = []
+        self.vals: list = []
+        self.lru = array("q")
+        self.lfu = array("B")
+        self.exp = array("q")
+        self.vpos = array("q")
+        self.vslots = array("q")    # the slots of keys with a TTL, in no order
+        self.free = array("q")      # free slots to reuse (may hold stale ones, see slots.py)
+        self.holes = 0              # free slots below len(keys), exactly
         self.expires_cursor = 0
-        self.agen = 0           # alist compaction generation (SCAN cursors)
-        self.aremap: deque = deque(maxlen=SCAN_REMAP_HISTORY)  # (step, ckpt, new_len)
 
     def __len__(self) -> int:
-        return len(self.data)
+        return self.nkeys
+
+    def find(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
+        """The slot of ``key`` or None, with no side effects (no expiry, touch or stats):
+        the raw index lookup the fast paths and the eviction layer use.  O(1)."""
+        return self.shards[_hash(key) & _mask].get(key)
+
+    def items(self):
+        """Every (key, slot), shard by shard.  O(n)."""
+        for shard in self.shards:
+            yield from shard.items()
+
+    @property
+    def volatile(self) -> int:
+        """Live keys with a TTL."""
+        return len(self.vslots)
 
     # ---- lookups ----
 
-    def lookup_read(self, key: bytes):
-        """Read lookup: lazy expiry, keyspace hit/miss stats, access touch.  O(1)."""
+    def touch(self, s: int) -> None:
+        """An access of the key in slot ``s``: the LFU counter (decayed, then incremented,
+        when a policy keeps it) and the LRU clock.  The one home of the touch rule.  O(1)."""
         ks = self.ks
-        e = self.data.get(key)
-        if e is None:
-            ks.misses += 1
-            if ks.miss_hook is not None:
-                ks.miss_hook(key)
-            if ks.notify_flags:
-                ks.notify(self, NOTIFY_KEY_MISS, b"keymiss", key)
-            return None
-        exp = e.exp
-        if exp > 0 and exp < ks.now_ms:
-            self._expire_entry(e)
-            ks.misses += 1
-            if ks.miss_hook is not None:
-                ks.miss_hook(key)
-            if ks.notify_flags:
-                ks.notify(self, NOTIFY_KEY_MISS, b"keymiss", key)
-            return None
-        ks.hits += 1
         if ks.lfu_on:
-            e.lfu = ks.lfu_touch(e.lfu, e.lru, ks.now_ms)
-        e.lru = ks.now_ms
-        return e
+            self.lfu[s] = ks.lfu_touch(self.lfu[s], self.lru[s], ks.now_ms)
+        self.lru[s] = ks.now_ms
 
-    def lookup_write(self, key: bytes):
-        """Write-path lookup: lazy expiry and touch, no hit/miss stats.  O(1).
-
-        Inlined, for a key without a TTL, in the per-command fast paths (bench/
-        command_cost.py): strings._incr_fast, lists._push_one / _pop_one, sets.sadd,
-        hashes.hset, zsets.zadd.  A change to the touch (LRU clock, LFU counter) goes there
-        too; tests/ferrumkv/test_fast_paths.py compares them with the general paths.
-        """
+    def lookup_read(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
+        """Read lookup: lazy expiry, keyspace hit/miss stats, touch.  The slot or None.  O(1)."""
         ks = self.ks
-        e = self.data.get(key)
-        if e is None:
+        s = self.shards[_hash(key) & _mask].get(key)
+        if s is not None:
+            x = self.exp[s]
+            if not x or x >= ks.now_ms:
+                ks.hits += 1
+                if ks.lfu_on:
+                    self.lfu[s] = ks.lfu_touch(self.lfu[s], self.lru[s], ks.now_ms)
+                self.lru[s] = ks.now_ms     # touch(), inline: GET's own path
+                return s
+            self._expire_slot(s)
+        ks.misses += 1
+        if ks.miss_hook is not None:
+            ks.miss_hook(key)
+        if ks.notify_flags:
+            ks.notify(self, NOTIFY_KEY_MISS, b"keymiss", key)
+        return None
+
+    def lookup_write(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
+        """Write-path lookup: lazy expiry and touch, no hit/miss stats.  Slot or None.  O(1)."""
+        s = self.shards[_hash(key) & _mask].get(key)
+        if s is None:
             return None
-        exp = e.exp
-        if exp > 0 and exp < ks.now_ms:
-            self._expire_entry(e)
+        x = self.exp[s]
+        if x and x < self.ks.now_ms:
+            self._expire_slot(s)
             return None
-        if ks.lfu_on:
-            e.lfu = ks.lfu_touch(e.lfu, e.lru, ks.now_ms)
-        e.lru = ks.now_ms
-        return e
+        self.touch(s)
+        return s
 
     def lookup_notouch(self, key: bytes, stats: bool = False):
         """TTL / OBJECT / TYPE-style lookup: lazy expiry, no touch; stats if asked.  O(1)."""
         ks = self.ks
-        e = self.data.get(key)
-        if e is not None and 0 < e.exp < ks.now_ms:
-            self._expire_entry(e)
-            e = None
+        s = self.shards[hash(key) & SHARD_MASK].get(key)
+        if s is not None:
+            x = self.exp[s]
+            if x and x < ks.now_ms:
+                self._expire_slot(s)
+                s = None
         if stats:
-            if e is None:
+            if s is None:
                 ks.misses += 1
                 if ks.notify_flags:
                     ks.notify(self, NOTIFY_KEY_MISS, b"keymiss", key)
             else:
                 ks.hits += 1
-        return e
+        return s
 
-    def is_live(self, e: Entry) -> bool:
-        """True if ``e`` is present and not logically expired (no side effects)."""
-        return e.value is not None and not (0 < e.exp < self.ks.now_ms)
+    def peek(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
+        """The slot of ``key`` if present and not past its deadline, with no side effects
+        (no expiry, no touch, no stats).  O(1)."""
+        s = self.shards[_hash(key) & _mask].get(key)
+        if s is None:
+            return None
+        x = self.exp[s]
+        return None if x and x < self.ks.now_ms else s
+
+    def ttl_left(self, s: int) -> int:
+        """Milliseconds until the key in slot ``s`` expires, or -1 without a TTL."""
+        x = self.exp[s]
+        return max(x - self.ks.now_ms, 0) if x else -1
 
     # ---- writes ----
 
-    def add(self, key: bytes, value) -> Entry:
-        """Insert a key known to be absent.  O(1)."""
+    def add(self, key: bytes, value, _hash=hash, _mask=SHARD_MASK) -> int:
+        """Insert a key known to be absent; returns its slot.  O(1)."""
         ks = self.ks
-        e = Entry(key, value, ks.now_ms)
-        self.data[key] = e
-        free = self.afree
-        if free:
-            self.alist[free.pop()] = e
-            self.adead -= 1
+        keys = self.keys
+        free = self.free
+        s = -1
+        while free:                         # stale free slots are skipped (slots.py)
+            s = free.pop()
+            if s < len(keys) and keys[s] is None:
+                break
+            s = -1
+        if s >= 0:
+            self.holes -= 1
+            keys[s] = key
+            self.vals[s] = value
+            self.lru[s] = ks.now_ms
+            self.lfu[s] = LFU_INIT_VAL
         else:
-            self.alist.append(e)
+            s = len(keys)
+            keys.append(key)
+            self.vals.append(value)
+            self.lru.append(ks.now_ms)
+            self.lfu.append(LFU_INIT_VAL)
+            self.exp.append(0)
+            self.vpos.append(-1)
+        self.shards[_hash(key) & _mask][key] = s
+        self.nkeys += 1
         # memory.entry_cost() inline for strings (SET -P 16 -4% CPU per command,
         # bench/server_bench.py --parts dispatch); Keyspace._check() holds the two equal
         ks.used_memory += (_STRING_ENTRY_COST + len(key) + len(value)
@@ -143,198 +211,232 @@ class Database(SampleLists):
             ks.signal(self, key)
         if ks.notify_flags:
             ks.notify(self, NOTIFY_NEW, b"new", key)
-        return e
+        return s
 
-    def set_value(self, e: Entry, value) -> None:
-        """Replace the value of a live entry (TTL and access metadata stay).  O(1)."""
+    def set_value(self, s: int, value) -> None:
+        """Replace the value of a live key (TTL and access metadata stay).  O(1)."""
         ks = self.ks
-        old = e.value
+        vals = self.vals
+        old = vals[s]
         if value.__class__ is bytes and old.__class__ is bytes:
             ks.used_memory += len(value) - len(old)   # value_cost() difference, inline
         else:
             ks.used_memory += _value_cost(value) - _value_cost(old)
-        e.value = value
+        vals[s] = value
         if ks.watched:
-            ks.signal(self, e.key)
+            ks.signal(self, self.keys[s])
 
-    def set(self, key: bytes, value, keep_ttl: bool = False) -> Entry:
+    def set(self, key: bytes, value, keep_ttl: bool = False, _hash=hash,
+            _mask=SHARD_MASK) -> int:
         """SET semantics: create or overwrite, dropping any TTL unless ``keep_ttl``.
 
-        The plain ``SET key value`` path: one dict lookup, then either :meth:`add` or an
-        in-place overwrite that keeps the entry (and so its LRU/LFU history, as Redis's
-        dbOverwrite does after lookupKeyWrite touched it).  Complexity: O(1).
+        One dict lookup, then either :meth:`add` or an in-place overwrite that keeps the
+        slot (and so its LRU/LFU history, as Redis's dbOverwrite does after lookupKeyWrite
+        touched it).  Returns the slot.  Complexity: O(1).
         """
+        s = self.shards[_hash(key) & _mask].get(key)
+        if s is None:
+            return self.add(key, value)
         ks = self.ks
-        e = self.data.get(key)
-        if e is not None:
-            exp = e.exp
-            now = ks.now_ms
-            if exp > 0 and exp < now:
-                self._expire_entry(e)
+        x = self.exp[s]
+        if x:
+            if x < ks.now_ms:
+                self._expire_slot(s)
                 return self.add(key, value)
-            if ks.lfu_on:
-                e.lfu = ks.lfu_touch(e.lfu, e.lru, now)
-            e.lru = now
-            if exp > 0 and not keep_ttl:
-                self._clear_ttl(e)
-            old = e.value
-            if value.__class__ is bytes and old.__class__ is bytes:
-                ks.used_memory += len(value) - len(old)   # value_cost() difference, inline
-            else:
-                ks.used_memory += _value_cost(value) - _value_cost(old)
-                if ks.lazy_server_del and old.__class__ is not bytes:
-                    ks.free_value(old)
-            e.value = value
-            if ks.watched:
-                ks.signal(self, key)
-            return e
-        return self.add(key, value)
+            if not keep_ttl:
+                self._clear_ttl(s)
+        self.touch(s)
+        vals = self.vals
+        old = vals[s]
+        if value.__class__ is bytes and old.__class__ is bytes:
+            ks.used_memory += len(value) - len(old)   # value_cost() difference, inline
+        else:
+            ks.used_memory += _value_cost(value) - _value_cost(old)
+            if ks.lazy_server_del and old.__class__ is not bytes:
+                ks.free_value(old)
+        vals[s] = value
+        if ks.watched:
+            ks.signal(self, key)
+        return s
 
-    def grow(self, e: Entry, delta_bytes: int) -> None:
+    def grow(self, s: int, delta_bytes: int) -> None:
         """A container value changed in place by ``delta_bytes`` of modelled memory."""
         ks = self.ks
-        e.value.mem += delta_bytes
+        self.vals[s].mem += delta_bytes
         ks.used_memory += delta_bytes
         if ks.watched:  # signal() only under WATCH: one call fewer per LPUSH/SADD/HSET
-            ks.signal(self, e.key)
+            ks.signal(self, self.keys[s])
 
     def delete(self, key: bytes, lazy: bool = False) -> bool:
         """DEL of one key (lazily expired keys count as absent); ``lazy``: UNLINK.  O(1)."""
-        e = self.lookup_notouch(key)
-        if e is None:
+        s = self.lookup_notouch(key)
+        if s is None:
             return False
-        self.unlink(e, lazy)
+        self.unlink(s, lazy)
         return True
 
-    def unlink(self, e: Entry, lazy: bool = False) -> None:
-        """Remove a live entry; memory of containers is accounted in O(1).  ``lazy``: a
-        value of more than LAZYFREE_THRESHOLD elements is freed by slices later
+    def unlink(self, s: int, lazy: bool = False) -> None:
+        """Free slot ``s`` (a live key); memory of containers is accounted in O(1).
+        ``lazy``: a value of more than LAZYFREE_THRESHOLD elements is freed by slices later
         (``lazyfree.py``); used_memory drops now either way."""
         ks = self.ks
-        key = e.key
-        del self.data[key]
-        # memory.entry_cost inlined and signal() called only under WATCH: three calls fewer
-        # per deleted key; cumulative time per unlink under cProfile 7.6 -> 3.9 us
-        # (bench/eviction_cost.py --inproc --profile, allkeys-lru, 100k evictions).
-        value = e.value
+        keys = self.keys
+        key = keys[s]
+        del self.shards[hash(key) & SHARD_MASK][key]
+        self.nkeys -= 1
+        vals = self.vals
+        value = vals[s]
         if value.__class__ is bytes:
             cost = _STRING_ENTRY_COST + len(key) + len(value)
         else:
             cost = memory.KEY_OVERHEAD + len(key) + value.mem
-        if e.exp > 0:
-            self.volatile -= 1
+        if self.exp[s]:
+            self._drop_volatile(s)
             cost += memory.EXPIRE_COST
-            self.vdead += 1
-        # (exp == EXP_PERSISTED: already counted in vdead when its TTL was removed)
         ks.used_memory -= cost
         if lazy and value.__class__ is not bytes:
             ks.free_value(value)
-        e.value = None
-        self.adead += 1
+        keys[s] = None
+        vals[s] = None
+        self.lru[s] = FREE_SLOT
+        self.free.append(s)
+        self.holes += 1
         if ks.watched:
             ks.signal(self, key)
-        if self.adead > COMPACT_MIN_DEAD and self.adead * 2 > len(self.alist):
-            self._compact_alist()
-        if self.vdead > COMPACT_MIN_DEAD and self.vdead * 2 > len(self.vlist):
-            self._compact_vlist()
 
-    def rename(self, e: Entry, newkey: bytes) -> None:
-        """Move a live entry to ``newkey`` (which must be absent), keeping its metadata."""
+    def unlink_many(self, slots, n: int, lazy: bool = False) -> None:
+        """:meth:`unlink` of the first ``n`` entries of ``slots`` (live keys, each once):
+        the compiled eviction path's batch of victims, with the per-key attribute lookups
+        hoisted out of the loop.  Complexity: O(n)."""
         ks = self.ks
-        oldkey = e.key
-        del self.data[oldkey]
+        keys, vals, lru, exp, shards, free = (self.keys, self.vals, self.lru, self.exp,
+                                              self.shards, self.free)
+        watched = ks.watched
+        base_str = _STRING_ENTRY_COST
+        base_key = memory.KEY_OVERHEAD
+        ttl_cost = memory.EXPIRE_COST
+        freed = 0
+        for i in range(n):
+            s = slots[i]
+            key = keys[s]
+            del shards[hash(key) & SHARD_MASK][key]
+            value = vals[s]
+            if value.__class__ is bytes:
+                freed += base_str + len(key) + len(value)
+            else:
+                freed += base_key + len(key) + value.mem
+                if lazy:
+                    ks.free_value(value)
+            if exp[s]:
+                self._drop_volatile(s)
+                freed += ttl_cost
+            keys[s] = None
+            vals[s] = None
+            lru[s] = FREE_SLOT
+            free.append(s)
+            if watched:
+                ks.signal(self, key)
+        self.holes += n
+        self.nkeys -= n
+        ks.used_memory -= freed
+
+    def rename(self, s: int, newkey: bytes) -> None:
+        """Give the key in slot ``s`` the name ``newkey`` (which must be absent), keeping its
+        slot and metadata.  O(1)."""
+        ks = self.ks
+        oldkey = self.keys[s]
+        del self.shards[hash(oldkey) & SHARD_MASK][oldkey]
         ks.used_memory += len(newkey) - len(oldkey)
-        e.key = newkey
-        self.data[newkey] = e
+        self.keys[s] = newkey
+        self.shards[hash(newkey) & SHARD_MASK][newkey] = s
         ks.signal(self, oldkey)
         ks.signal(self, newkey)
 
-    def move_to(self, e: Entry, dst: "Database") -> Entry:
-        """MOVE: take a live entry out of this database and into ``dst`` (key absent
-        there), keeping its value, TTL and access metadata.  O(1)."""
-        key, value, lru, lfu, exp = e.key, e.value, e.lru, e.lfu, e.exp
-        self.unlink(e)
-        ne = dst.add(key, value)
-        ne.lru, ne.lfu = lru, lfu
-        if exp > 0:
-            dst.set_expire(ne, exp)
-        return ne
+    def move_to(self, s: int, dst: "Database") -> int:
+        """MOVE: take a live key out of this database and into ``dst`` (key absent there),
+        keeping its value, TTL and access metadata.  Returns its slot in ``dst``.  O(1)."""
+        key, value, lru, lfu, x = self.keys[s], self.vals[s], self.lru[s], self.lfu[s], \
+            self.exp[s]
+        self.unlink(s)
+        t = dst.add(key, value)
+        dst.lru[t], dst.lfu[t] = lru, lfu
+        if x:
+            dst.set_expire(t, x)
+        return t
 
-    def set_access(self, e: Entry, lru_ms: int, lfu: int | None = None) -> None:
-        """RESTORE IDLETIME / FREQ: a live entry's last access (epoch ms, also the start of
+    def set_access(self, s: int, lru_ms: int, lfu: int | None = None) -> None:
+        """RESTORE IDLETIME / FREQ: a live key's last access (epoch ms, also the start of
         its LFU decay period) and, if given, its LFU counter (0..255).  O(1)."""
-        e.lru = lru_ms
+        self.lru[s] = lru_ms
         if lfu is not None:
-            e.lfu = lfu
+            self.lfu[s] = lfu
 
-    def _expire_entry(self, e: Entry) -> None:
+    def _expire_slot(self, s: int) -> None:
         """Delete a key past its deadline (lazy and active expiry): "expired" event."""
-        self.unlink(e, self.ks.lazy_expire)
+        key = self.keys[s]
+        self.unlink(s, self.ks.lazy_expire)
         ks = self.ks
         ks.expired_keys += 1
         if ks.notify_flags:
-            ks.notify(self, NOTIFY_EXPIRED, b"expired", e.key)
+            ks.notify(self, NOTIFY_EXPIRED, b"expired", key)
 
     # ---- TTL ----
 
-    def set_expire(self, e: Entry, when_ms: int) -> None:
-        """Give a live entry an absolute deadline (ms).  O(1)."""
-        if e.exp <= 0:
-            if e.exp == 0:
-                if self.vfree:
-                    self.vlist[self.vfree.pop()] = e
-                    self.vdead -= 1
-                else:
-                    self.vlist.append(e)
-            else:
-                self.vdead -= 1
-            self.volatile += 1
+    def set_expire(self, s: int, when_ms: int) -> None:
+        """Give a live key an absolute deadline (ms).  O(1)."""
+        if not self.exp[s]:
+            vs = self.vslots
+            self.vpos[s] = len(vs)
+            vs.append(s)
             self.ks.used_memory += memory.EXPIRE_COST
-        e.exp = when_ms
-        self.ks.signal(self, e.key)
+        self.exp[s] = when_ms
+        self.ks.signal(self, self.keys[s])
 
-    def persist(self, e: Entry) -> bool:
+    def persist(self, s: int) -> bool:
         """Remove the TTL; False if there was none.  O(1)."""
-        if e.exp <= 0:
+        if not self.exp[s]:
             return False
-        self._clear_ttl(e)
-        self.ks.signal(self, e.key)
+        self._clear_ttl(s)
+        self.ks.signal(self, self.keys[s])
         return True
 
-    def _clear_ttl(self, e: Entry) -> None:
-        e.exp = EXP_PERSISTED
-        self.volatile -= 1
-        self.vdead += 1
+    def _clear_ttl(self, s: int) -> None:
+        self._drop_volatile(s)
         self.ks.used_memory -= memory.EXPIRE_COST
 
-    # ---- sampling ----
+    def _drop_volatile(self, s: int) -> None:
+        """Take slot ``s`` out of ``vslots``: the last one fills its place.  O(1)."""
+        vs = self.vslots
+        vpos = self.vpos
+        i = vpos[s]
+        last = vs.pop()
+        if last != s:
+            vs[i] = last
+            vpos[last] = i
+        vpos[s] = -1
+        self.exp[s] = 0
 
     # ---- whole-database operations ----
 
     def clear(self, lazy: bool = False) -> int:
         """FLUSHDB: drop every key.  Returns how many there were.  O(n), or O(watched
-        keys) with ``lazy`` (FLUSHDB ASYNC): the dict and sample lists are detached and
-        released by slices (``lazyfree.py``)."""
+        keys) with ``lazy`` (FLUSHDB ASYNC): the tables are detached and released by
+        slices (``lazyfree.py``)."""
         ks = self.ks
-        n = len(self.data)
+        n = self.nkeys
         if ks.watched:
-            data = self.data
             for db_id, key in list(ks.watched):
-                if db_id == self.id and key in data:
+                if db_id == self.id and self.find(key) is not None:
                     ks.signal(self, key)
         if lazy:
             return self._detach(n)
-        for e in self.alist:
-            if e.value is not None:
-                ks.used_memory -= memory.entry_cost(e.key, e.value)
-                if e.exp > 0:
+        exp = self.exp
+        for s, v in enumerate(self.vals):
+            if v is not None:
+                ks.used_memory -= memory.entry_cost(self.keys[s], v)
+                if exp[s]:
                     ks.used_memory -= memory.EXPIRE_COST
-                e.value = None
-        self.data = {}
-        self.alist, self.adead, self.afree = [], 0, []
-        self.vlist, self.vdead, self.vfree, self.volatile = [], 0, [], 0
-        self.expires_cursor = 0
-        self._new_generation(_CLEARED_REMAP)
+        self._new_tables()
         return n
 
     def _detach(self, n: int) -> int:
@@ -342,53 +444,46 @@ class Database(SampleLists):
         used_memory drops now when no other database holds keys (FLUSHALL zeroes it
         itself); otherwise this database's share is subtracted as it is released."""
         ks = self.ks
-        charged = (any(db.data for db in ks.dbs if db is not self)
+        charged = (any(db.nkeys for db in ks.dbs if db is not self)
                    or ks.lazyfree.charged())
         if not charged:
             ks.used_memory = 0
-        if n or self.alist or self.vlist:
-            ks.lazyfree.add_db(self.data, (self.alist, self.vlist), charged)
-        self.data = {}
-        self.alist, self.adead, self.afree = [], 0, []
-        self.vlist, self.vdead, self.vfree, self.volatile = [], 0, [], 0
-        self.expires_cursor = 0
-        self._new_generation(_CLEARED_REMAP)
+        if self.keys:
+            ks.lazyfree.add_db(self.keys, self.vals, self.exp, n, charged)
+        self._new_tables()
         return n
 
     def swap_contents(self, other: "Database") -> None:
-        """SWAPDB: exchange every key and index with another database.  O(1)."""
-        for name in ("data", "alist", "adead", "afree", "vlist", "vdead", "vfree", "volatile",
-                     "expires_cursor", "agen", "aremap"):
+        """SWAPDB: exchange every key and table with another database.  O(1)."""
+        for name in ("shards", "nkeys", "keys", "vals", "lru", "lfu", "exp", "vpos", "vslots", "free",
+                     "holes", "expires_cursor"):
             a, b = getattr(self, name), getattr(other, name)
             setattr(self, name, b)
             setattr(other, name, a)
 
     def _check(self) -> None:
         """Assert every invariant (tests call this after each mutation)."""
-        live_a = [e for e in self.alist if e.value is not None]
-        assert len(live_a) == len(self.data), (len(live_a), len(self.data))
-        assert len(self.alist) - len(live_a) == self.adead
-        for e in live_a:
-            assert self.data[e.key] is e
-            assert 0 <= e.lfu <= 255
-        assert {id(e) for e in live_a} == {id(e) for e in self.data.values()}
-        vol = [e for e in self.vlist if e.value is not None and e.exp > 0]
-        assert len(vol) == self.volatile == sum(1 for e in self.data.values() if e.exp > 0)
-        assert len(self.vlist) - len(vol) == self.vdead
-        for lst, free in ((self.alist, self.afree), (self.vlist, self.vfree)):
-            assert len(set(free)) == len(free)
-            assert all(lst[i] is TOMBSTONE for i in free)
-            assert sum(e is TOMBSTONE for e in lst) == len(free)
-        assert TOMBSTONE.value is None
-        in_vlist = {id(e) for e in self.vlist if e is not TOMBSTONE}
-        assert len(in_vlist) == len(self.vlist) - len(self.vfree)
-        for e in self.data.values():
-            assert e.exp > 0 or e.exp in (0, EXP_PERSISTED)
-            assert (id(e) in in_vlist) == (e.exp != 0)
-        assert len(self.aremap) <= SCAN_REMAP_HISTORY
-        for step, ckpt, new_len in self.aremap:
-            assert step > 0 and all(a <= b for a, b in zip(ckpt, ckpt[1:]))
-            assert ckpt[-1] <= new_len
+        keys, vals = self.keys, self.vals
+        n = len(keys)
+        assert len(vals) == len(self.lru) == len(self.lfu) == len(self.exp) \
+            == len(self.vpos) == n
+        live = [s for s in range(n) if keys[s] is not None]
+        assert len(live) == self.nkeys == sum(map(len, self.shards))
+        assert n - len(live) == self.holes
+        for s in range(n):
+            if keys[s] is None:
+                assert vals[s] is None and self.lru[s] == FREE_SLOT
+                assert self.exp[s] == 0 and self.vpos[s] == -1
+            else:
+                assert self.find(keys[s]) == s
+                assert vals[s] is not None and self.lru[s] >= 0
+                assert 0 <= self.lfu[s] <= 255
+        assert set(self.free) >= {s for s in range(n) if keys[s] is None}
+        vs = self.vslots
+        assert len(set(vs)) == len(vs)
+        for i, s in enumerate(vs):
+            assert keys[s] is not None and self.exp[s] > 0 and self.vpos[s] == i
+        assert sum(1 for s in live if self.exp[s]) == len(vs)
 
 
 class Keyspace:
@@ -407,6 +502,7 @@ class Keyspace:
         self.expired_stale_perc = 0.0
         self.expired_time_cap_reached_count = 0
         self.expire_next_db = 0       # where the next active expire cycle starts
+        self.slot_moves = 0           # keys moved by compaction (slot numbers changed)
         # Policy hooks, set by the eviction layer: LFU touch on every access when on.
         self.lfu_on = False
         self.lfu_touch = _no_lfu_touch
@@ -467,11 +563,24 @@ class Keyspace:
             return sum(db.clear() for db in self.dbs)
         n = 0
         for db in self.dbs:
-            n += db._detach(len(db.data))
+            n += db._detach(db.nkeys)
         self.used_memory = 0
         for job in self.lazyfree.jobs:
             job[2] = False          # nothing of the detached databases is charged now
         return n
+
+    def maintain(self, budget_moves: int) -> int:
+        """Cron work between commands: compact databases whose tables are mostly holes,
+        moving at most ``budget_moves`` keys in all (``slots.py``).  Returns keys moved.
+        Complexity: O(budget_moves)."""
+        moved = 0
+        for db in self.dbs:
+            if db.needs_compaction():
+                moved += db.compact_some(budget_moves - moved)
+                if moved >= budget_moves:
+                    break
+        self.slot_moves += moved
+        return moved
 
     def free_value(self, value) -> None:
         """Release a value no key holds any more: by slices when it is big.  O(1)."""
@@ -479,23 +588,18 @@ class Keyspace:
             self.lazyfree.add_value(value)
 
     def total_keys(self) -> int:
-        return sum(len(db.data) for db in self.dbs)
+        return sum(db.nkeys for db in self.dbs)
 
     def _check(self) -> None:
         total = 0
         for db in self.dbs:
             db._check()
-            for e in db.data.values():
-                total += memory.entry_cost(e.key, e.value)
-                if e.exp > 0:
+            for key, s in db.items():
+                total += memory.entry_cost(key, db.vals[s])
+                if db.exp[s]:
                     total += memory.EXPIRE_COST
         self.lazyfree._check()
-        for job in self.lazyfree.jobs:
-            if job[2]:      # a detached database still counted in used_memory
-                for e in job[0].values():
-                    if e.value is not None:
-                        total += memory.entry_cost(e.key, e.value)
-                        total += memory.EXPIRE_COST if e.exp > 0 else 0
+        total += self.lazyfree.charged_bytes()
         assert total == self.used_memory, (total, self.used_memory)
 
 

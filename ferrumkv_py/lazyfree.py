@@ -8,13 +8,15 @@ are released a slice at a time, each slice bounded by a time budget, with the ev
 serving clients between slices (``Server`` drives :meth:`LazyFree.release` with a
 ``loop.call_soon`` chain, or the cron when no loop runs)::
 
-    FLUSHALL ASYNC   db.data, db.alist, db.vlist  --detach-->  queue  --slices-->  freed
-    UNLINK big       entry.value (> LAZYFREE_THRESHOLD elements) --------^
+    FLUSHALL ASYNC   a database's keys, vals, exp  --detach-->  queue  --slices-->  freed
+    UNLINK big       a value (> LAZYFREE_THRESHOLD elements) ----------^
 
-A slice pops items off the front job (``dict.popitem``, ``list.pop``, ``deque.pop``,
+A slice pops items off the front job (``list.pop``, ``dict.popitem``, ``deque.pop``,
 ``set.pop``): each pop drops one reference, so the objects die one by one, never as one
-long deallocation.  A value met inside a detached dict that is itself big (a 1M-element
-hash in a flushed database) is queued as its own job instead of being dropped whole.
+long deallocation.  A value met inside a detached database that is itself big (a
+1M-element hash in a flushed database) is queued as its own job instead of being dropped
+whole.  (The database's index dict is dropped at once: it holds only references to the
+keys, which the key list still holds, and ints, so freeing it is one allocation.)
 
 Accounting: ``used_memory`` drops when the command runs, as Redis reports it after a
 flush (FLUSHALL: the keyspace model is zeroed; a value: its cost is subtracted by
@@ -63,15 +65,24 @@ class LazyFree:
         self.pending_objects += 1
         self._wake()
 
-    def add_db(self, data: dict, lists: tuple, charged: bool) -> None:
-        """Queue a detached database: its dict and its sample lists.  ``charged``: its
-        entries are still counted in used_memory (subtracted as they are released)."""
-        for lst in lists:
-            if lst:
-                self.jobs.append([lst, 0, False])
-        self.jobs.append([data, len(data), charged])
-        self.pending_objects += len(data)
+    def add_db(self, keys: list, vals: list, exp, n: int, charged: bool) -> None:
+        """Queue a detached database's slot tables (``n`` live keys).  ``charged``: its
+        keys are still counted in used_memory (subtracted as they are released)."""
+        self.jobs.append([DetachedSlots(keys, vals, exp), n, charged])
+        self.pending_objects += n
         self._wake()
+
+    def charged_bytes(self) -> int:
+        """Modelled bytes of the queued databases still counted in used_memory (tests)."""
+        from .memory import EXPIRE_COST, entry_cost
+        total = 0
+        for job in self.jobs:
+            d = job[0]
+            if job[2] and d.__class__ is DetachedSlots:
+                for k, v, x in zip(d.keys, d.vals, d.exp):
+                    if v is not None:
+                        total += entry_cost(k, v) + (EXPIRE_COST if x else 0)
+        return total
 
     def charged(self) -> bool:
         """True while a queued database is still counted in used_memory."""
@@ -94,13 +105,13 @@ class LazyFree:
         while jobs:
             job = jobs[0]
             obj = job[0]
-            if obj.__class__ is dict:
-                done = self._release_dict(job, obj)
+            if obj.__class__ is DetachedSlots:
+                done = self._release_slots(job, obj)
             else:
                 done = _release_some(obj)
             if done:
                 jobs.popleft()
-                if job[1] == 1 and obj.__class__ is not dict:
+                if job[1] == 1 and obj.__class__ is not DetachedSlots:
                     self.pending_objects -= 1
                     self.freed_objects += 1
             if clock() >= deadline:
@@ -112,33 +123,45 @@ class LazyFree:
         while self.release(1 << 62):
             pass
 
-    def _release_dict(self, job: list, data: dict) -> bool:
-        """Pop up to SLICE_ITEMS entries of a detached keyspace dict."""
+    def _release_slots(self, job: list, d: "DetachedSlots") -> bool:
+        """Pop up to SLICE_ITEMS slots off the top of a detached database."""
         from .memory import EXPIRE_COST, entry_cost
         ks = self.ks
         charged = job[2]
-        n = min(SLICE_ITEMS, len(data))
-        pop = data.popitem
+        keys, vals, exp = d.keys, d.vals, d.exp
+        n = min(SLICE_ITEMS, len(keys))
         freed = 0
         for _ in range(n):
-            e = pop()[1]
-            value = e.value
+            key = keys.pop()
+            value = vals.pop()
+            x = exp.pop()
             if value is None:
                 continue
             if charged:
-                ks.used_memory -= entry_cost(e.key, value) + (EXPIRE_COST if e.exp > 0 else 0)
-            e.value = None          # ghosts elsewhere (AHE, pools) see a dead entry
+                ks.used_memory -= entry_cost(key, value) + (EXPIRE_COST if x else 0)
             freed += 1
             if value.__class__ is not bytes and effort(value) > LAZYFREE_THRESHOLD:
                 self.jobs.append([_slicer(value), 0, False])
-        self.pending_objects -= n
-        self.freed_objects += n
-        return not data
+        job[1] -= freed
+        self.pending_objects -= freed
+        self.freed_objects += freed
+        return not keys
 
     def _check(self) -> None:
         assert self.pending_objects >= 0
-        assert self.pending_objects >= sum(len(j[0]) for j in self.jobs
-                                           if j[0].__class__ is dict)
+        assert self.pending_objects >= sum(j[1] for j in self.jobs
+                                           if j[0].__class__ is DetachedSlots)
+
+
+class DetachedSlots:
+    """A flushed database's slot tables, released from the top by slices."""
+    __slots__ = ("keys", "vals", "exp")
+
+    def __init__(self, keys: list, vals: list, exp):
+        self.keys, self.vals, self.exp = keys, vals, exp
+
+    def __len__(self) -> int:
+        return len(self.keys)
 
 
 def _slicer(value):

@@ -5,10 +5,11 @@ every change (``keyspace.py``).  The constants are CPython 3.11's object sizes o
 Linux, so the model follows the process's real growth (checked against RSS by
 ``bench/eviction_cost.py`` and ``tests/ferrumkv/test_memory.py``):
 
-    string key            Entry (80 as allocated) + keyspace dict slot (~42)
-                          + alist slot (~9) + key bytes (33 + 8 rounding + len)
+    string key            slot int (32) + keys / vals list slots (~18) + lru, lfu, exp,
+                          vpos array cells (~27) + keyspace dict slot (~42)
+                          + key bytes (33 + 8 rounding + len)
                           + value bytes (33 + 16 rounding / malloc header + len)
-    TTL                   vlist slot (8) + deadline int (32) + measured slack (24)
+    TTL                   vslots cell (8; the deadline is the key's exp cell)
     list element          deque slot (8) + bytes object (33 + len)
     hash field            dict slot (~50) + field and value bytes (66 + lengths)
     set member            set slot (~40) + bytes object (33 + len) + random-access
@@ -18,14 +19,19 @@ Linux, so the model follows the process's real growth (checked against RSS by
 
 Containers keep the running total of their elements in ``value.mem`` so a delete is O(1).
 
-Strings and keys, calibrated against RSS (issue 3; ``docs/memory.md`` has the method).  RSS
-growth per key for 1M keys ``key:%012d`` (16 bytes) SET into a fresh server process through
-``redis-cli --pipe``, against this model:
+Strings and keys, calibrated against RSS (``docs/memory.md`` has the method).  RSS growth
+per key for 1M keys ``key:%012d`` (16 bytes) set into a fresh keyspace (the slot layout of
+``slots.py``; tests/ferrumkv/test_memory.py's probe), against this model:
 
     value     RSS growth / key    model / key    model / RSS
-    10 B      243.2               247            1.02
-    1000 B    1258.6              1237           0.98
-    10 B + EX 313.5               311            0.99
+    10 B      250.3               235            0.94
+    100 B     347.1               325            0.94
+    1000 B    1234.5              1225           0.99
+    10 B + EX 257.5               243            0.94
+
+(The former layout, one ``Entry`` object per key: 242.5, 339.3, 1249.4 and 314.1 bytes --
+the same for plain keys, where the slot int replaced the Entry's share, and 57 bytes less per
+TTL, which now costs one cell of ``vslots`` instead of an int object and a list slot.)
 
 The model is linear in the lengths while CPython is not quite (16-byte pymalloc classes for
 objects up to 512 bytes, malloc's 8-byte header and 16-byte rounding above), so the
@@ -39,21 +45,20 @@ from __future__ import annotations
 
 BYTES_OBJ = 33            # sys.getsizeof(b"") on CPython 3.11
 INT_OBJ = 32              # a non-cached int
-ENTRY_OBJ = 72            # Entry with 5 slots
 DICT_SLOT = 50            # average per key of a dict (entry + index, at 2/3 load)
 LIST_SLOT = 8             # one pointer in a list / deque
 SET_SLOT = 40             # average per member of a set table
 # ---- string and key constants (calibrated against RSS, see the docstring) ----
-ENTRY_ALLOC = 80          # Entry: 72 bytes with its GC header, in a 16-byte pymalloc class
 KEYSPACE_DICT_SLOT = 42   # keyspace dict bytes per key at 1M keys (8 MB index + 33.5 MB table)
-SAMPLE_LIST_SLOT = 9      # the alist pointer plus list over-allocation
+SLOT_INT = INT_OBJ        # the key's slot number, the index dict's value (ints > 256 are objects)
+SLOT_LISTS = 2 * LIST_SLOT + 2    # keys[] and vals[] pointers plus list over-allocation
+SLOT_ARRAYS = 8 + 1 + 8 + 8 + 2   # lru, lfu, exp, vpos cells plus array over-allocation
 SMALL_ALLOC_SLACK = 8     # average pymalloc rounding of a small object (16-byte classes)
 STRING_ALLOC_SLACK = 16   # value bytes: rounding, or malloc's header + rounding above 512 B
-TTL_MEASURED_SLACK = 24   # extra RSS per TTL measured beyond the slot and the int (48-70 B)
-KEY_OVERHEAD = ENTRY_ALLOC + KEYSPACE_DICT_SLOT + SAMPLE_LIST_SLOT + BYTES_OBJ + \
+KEY_OVERHEAD = SLOT_INT + SLOT_LISTS + SLOT_ARRAYS + KEYSPACE_DICT_SLOT + BYTES_OBJ + \
     SMALL_ALLOC_SLACK
 STRING_OVERHEAD = BYTES_OBJ + STRING_ALLOC_SLACK
-EXPIRE_COST = LIST_SLOT + INT_OBJ + TTL_MEASURED_SLACK
+EXPIRE_COST = LIST_SLOT   # the key's cell in vslots (slots.py)
 CONTAINER_BASE = {"list": 640, "hash": 72, "set": 224, "zset": 400}
 LIST_ELEM_OVERHEAD = LIST_SLOT + BYTES_OBJ
 HASH_FIELD_OVERHEAD = DICT_SLOT + 2 * BYTES_OBJ

@@ -20,7 +20,7 @@ Every policy is two independent choices, as in Redis's bit layout (server.h ``MA
 "LFU counter" says whether the keyspace maintains the Morris counter on every access
 (``ks.lfu_on``): the lfu policies and AHE (whose infrequency term reads the same counter).
 
-Complexity: :func:`parse` is O(1); the reference scorers are O(len(entries)).
+Complexity: :func:`parse` is O(1); the reference scorers are O(len(slots)).
 """
 
 from __future__ import annotations
@@ -80,20 +80,22 @@ def parse(name: str) -> Policy:
         raise ValueError("unknown maxmemory-policy '%s'" % name) from None
 
 
-def lru_scores(entries: list, now_ms: int) -> list:
+def lru_scores(db, slots: list, now_ms: int) -> list:
     """Minus each entry's last-access time (ms).  It orders keys exactly as the idle time
     ``now - last`` (Redis ``estimateObjectIdleTime``) does, but does not change as the clock
     moves, so scores kept in the pool stay comparable with fresh ones.  The sampler inlines
     this (and :func:`ttl_scores`); these are the reference versions the tests compare with.
 
-    Complexity: O(len(entries)).
+    Complexity: O(len(slots)).
     """
-    return [-e.lru for e in entries]
+    lru = db.lru
+    return [-lru[s] for s in slots]
 
 
-def ttl_scores(entries: list, now_ms: int) -> list:
+def ttl_scores(db, slots: list, now_ms: int) -> list:
     """Minus the deadline: the key expiring soonest has the largest score.
 
-    Complexity: O(len(entries)).
+    Complexity: O(len(slots)).
     """
-    return [-e.exp for e in entries]
+    exp = db.exp
+    return [-exp[s] for s in slots]

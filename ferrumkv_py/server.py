@@ -28,6 +28,7 @@ ACTIVE_EXPIRE_SLOW_TIME_PERC = 25   # % of CPU the slow expire cycle may use (ef
 LISTEN_BACKLOG = 511                # pending connections, Redis's tcp-backlog default
 STATS_METRIC_SAMPLES = 16           # ops/s samples averaged for instantaneous_ops_per_sec
 STATS_SAMPLE_PERIOD_MS = 100        # one sample per 100 ms of cron, as Redis
+COMPACT_MOVES_PER_TICK = 20_000     # keys compaction may move per cron tick (~2-4 ms, slots.py)
 
 _LOGLEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.WARNING - 5,
               "warning": logging.WARNING}
@@ -442,6 +443,7 @@ class Server:
         budget_us = (ACTIVE_EXPIRE_SLOW_TIME_PERC + 2 * (effort - 1)) * 1_000_000 \
             // self.config["hz"] // 100
         active_expire_cycle(ks, budget_us, effort)
+        ks.maintain(COMPACT_MOVES_PER_TICK)
         if self.maxmemory and ks.used_memory > self.maxmemory:
             self.evictor.make_room()
         timeout = self.config["timeout"]

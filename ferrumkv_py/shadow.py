@@ -175,8 +175,8 @@ class Shadow:
                 if spec is self._mget and reply.__class__ is list:
                     hits = [x is not None for x in reply]
                 else:
-                    data = c.db.data
-                    hits = [k in data for k in keys]
+                    find = c.db.find
+                    hits = [find(k) is not None for k in keys]
                 if spec is self._mget and self.mode == "prefix":
                     # a prefix request is sampled as a whole, by its first key
                     if not self.keep_all and hash(keys[0]) >= self.keep:

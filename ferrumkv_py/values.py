@@ -1,21 +1,13 @@
-"""What the keyspace stores: the per-key :class:`Entry` and the container value types.
+"""What the keyspace stores besides strings: the container value types.
 
-No package imports: the keyspace (``keyspace.py``, ``sample_lists.py``), the sorted set
+No package imports: the keyspace (``keyspace.py``, ``slots.py``), the sorted set
 (``zset.py``) and the command families all build on this module.
 
-Entries
--------
-Each key maps to an :class:`Entry` holding the value and the metadata every policy needs::
-
-    Entry(key, value, lru, lfu, exp)
-      lru  last access, epoch ms (the keyspace's cached now_ms, so a batch shares one int)
-      lfu  Morris counter 0..255 (LFU_INIT_VAL for a new key); its decay period starts at lru
-      exp  0 = no TTL; > 0 = absolute deadline in ms; EXP_PERSISTED = no TTL any more but
-           still listed in the volatile sample list (see ``sample_lists.py``)
-
-Values by type: ``bytes`` (string), :class:`RList` (list), :class:`RHash` (hash),
-:class:`RSet` (set), ``ZSet`` (sorted set, ``zset.py``).  Container classes carry ``mem``,
-the modelled bytes of their elements, so deleting a key costs O(1) in accounting.
+A key's value is ``bytes`` (string), :class:`RList` (list), :class:`RHash` (hash),
+:class:`RSet` (set) or ``ZSet`` (sorted set, ``zset.py``); its metadata (LRU clock, LFU
+counter, deadline) lives in the database's slot arrays (``slots.py``).  Container classes
+carry ``mem``, the modelled bytes of their elements, so deleting a key costs O(1) in
+accounting.
 """
 
 from __future__ import annotations
@@ -23,21 +15,6 @@ from __future__ import annotations
 from collections import deque
 
 LFU_INIT_VAL = 5            # Morris counter of a new key, as Redis
-EXP_PERSISTED = -1          # exp value: TTL removed, entry still in vlist
-
-
-class Entry:
-    __slots__ = ("key", "value", "lru", "lfu", "exp")
-
-    def __init__(self, key, value, lru, lfu=LFU_INIT_VAL, exp=0):
-        self.key = key
-        self.value = value
-        self.lru = lru
-        self.lfu = lfu
-        self.exp = exp
-
-
-TOMBSTONE = Entry(b"", None, 0)   # fills sample-list slots found dead (sample_lists.py)
 
 
 class RList(deque):

@@ -15,7 +15,7 @@ from ..notify import NOTIFY_GENERIC
 def drop(db, key: bytes) -> bool:
     """Redis dbDelete: remove ``key`` even if its TTL has passed; True if it was there.
     Publishes nothing (the caller decides).  O(1)."""
-    e = db.data.get(key)
+    e = db.find(key)
     if e is None:
         return False
     db.unlink(e)

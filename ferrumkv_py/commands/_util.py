@@ -54,9 +54,9 @@ def parse_positive_int(b: bytes) -> int:
     return v
 
 
-def check_type(e, cls) -> None:
-    """Raise WRONGTYPE unless the entry's value is of class ``cls``."""
-    if e.value.__class__ is not cls:
+def check_type(db, e: int, cls) -> None:
+    """Raise WRONGTYPE unless the value in slot ``e`` of ``db`` is of class ``cls``."""
+    if db.vals[e].__class__ is not cls:
         raise WrongTypeError()
 
 
@@ -219,7 +219,7 @@ def scan_reply(c, argv: list, cls, entries):
     e = c.db.lookup_read(argv[1])
     if e is None:
         return [b"0", []]
-    check_type(e, cls)
+    check_type(c.db, e, cls)
     pattern, i, n = None, 3, len(argv)
     while i < n:
         opt = argv[i].lower()
@@ -231,9 +231,9 @@ def scan_reply(c, argv: list, cls, entries):
         else:
             raise CommandError(errors.SYNTAX)
         i += 2
-    match = glob_matcher(pattern, subjects=len(e.value)) if pattern is not None else None
+    match = glob_matcher(pattern, subjects=len(c.db.vals[e])) if pattern is not None else None
     out = []
-    for t in entries(e.value):
+    for t in entries(c.db.vals[e]):
         if match is None or match(t[0]):
             out.extend(t)
     return [b"0", out]
@@ -242,7 +242,7 @@ def scan_reply(c, argv: list, cls, entries):
 def read_typed(c, key: bytes, cls):
     """Read lookup (keyspace stats, touch) that raises WRONGTYPE unless the value is a ``cls``."""
     e = c.db.lookup_read(key)
-    if e is not None and e.value.__class__ is not cls:
+    if e is not None and c.db.vals[e].__class__ is not cls:
         raise WrongTypeError()
     return e
 
@@ -250,7 +250,7 @@ def read_typed(c, key: bytes, cls):
 def write_typed(c, key: bytes, cls):
     """Write-path lookup (no stats) that raises WRONGTYPE unless the value is a ``cls``."""
     e = c.db.lookup_write(key)
-    if e is not None and e.value.__class__ is not cls:
+    if e is not None and c.db.vals[e].__class__ is not cls:
         raise WrongTypeError()
     return e
 
@@ -258,5 +258,5 @@ def write_typed(c, key: bytes, cls):
 def shrink(c, e, delta_bytes: int) -> None:
     """A container lost elements: account ``delta_bytes`` (< 0) and delete it if empty."""
     c.db.grow(e, delta_bytes)
-    if not e.value:
+    if not c.db.vals[e]:
         c.db.unlink(e)

@@ -31,7 +31,7 @@ def time_(c, argv):
 def dbsize(c, argv):
     """DBSIZE
     Returns the number of keys in the selected database."""
-    return len(c.db.data)
+    return len(c.db)
 
 
 TRIM_MIN_KEYS = 10_000      # a synchronous flush of more keys gives memory back (memory_trim)

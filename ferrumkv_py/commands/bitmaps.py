@@ -54,9 +54,9 @@ def _read_string(c, key: bytes):
     e = c.db.lookup_read(key)
     if e is None:
         return None
-    if e.value.__class__ is not bytes:
+    if c.db.vals[e].__class__ is not bytes:
         raise WrongTypeError()
-    return e.value
+    return c.db.vals[e]
 
 
 def _write_lookup(c, key: bytes):
@@ -64,9 +64,9 @@ def _write_lookup(c, key: bytes):
     e = c.db.lookup_write(key)
     if e is None:
         return None, b""
-    if e.value.__class__ is not bytes:
+    if c.db.vals[e].__class__ is not bytes:
         raise WrongTypeError()
-    return e, e.value
+    return e, c.db.vals[e]
 
 
 def _store(c, key: bytes, e, value: bytes) -> None:
@@ -94,7 +94,7 @@ def setbit(c, argv):
         if c.ks.notify_flags:       # created counts as changed
             c.ks.notify(db, NOTIFY_STRING, b"setbit", argv[1])
         return 0
-    old = e.value
+    old = db.vals[e]
     if old.__class__ is not bytes:
         raise WrongTypeError()
     n = len(old)
@@ -105,7 +105,7 @@ def setbit(c, argv):
     new = (cur & ~(1 << shift)) | (on << shift)
     if byte < n:
         refs = sys.getrefcount(old)         # its own statement: a call's pushed arguments
-        if inplace.unshared(old, refs):     # would count too; held by e.value and `old`
+        if inplace.unshared(old, refs):     # would count too; held by db.vals[e] and `old`
             inplace.write(old, byte, bytes((new,)))
             db.set_value(e, old)                # same object: WATCH signal, no size change
         else:
@@ -324,7 +324,7 @@ def _bitfield(c, argv, readonly_cmd: bool):
         if grown or old != buf.get_field(off, width, signed):
             changes += 1
     if e is not None and changes and not grown:
-        buf.base = None                     # so that only e.value and `v` hold the value
+        buf.base = None                     # so that only db.vals[e] and `v` hold the value
         refs = sys.getrefcount(v)
         if inplace.unshared(v, refs):
             for lo, data in buf.runs():

@@ -70,7 +70,7 @@ def dump(c, argv):
     e = c.db.lookup_read(argv[1])
     if e is None:
         return None
-    return rdb.dump(e.value, value_encoding(c, e.value).decode())
+    return rdb.dump(c.db.vals[e], value_encoding(c, c.db.vals[e]).decode())
 
 
 def _options(argv) -> tuple:

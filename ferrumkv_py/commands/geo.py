@@ -147,7 +147,7 @@ def geodist(c, argv):
     e = _read(c, argv[1])
     if e is None:
         return None
-    z = e.value
+    z = c.db.vals[e]
     s1, s2 = z.score(argv[2]), z.score(argv[3])
     if s1 is None or s2 is None:
         return None
@@ -160,7 +160,7 @@ def geohash_(c, argv):
     """GEOHASH key [member ...]
     Returns the 11-character standard geohash of each member (null where missing)."""
     e = _read(c, argv[1])
-    get = e.value.score if e is not None else (lambda m: None)
+    get = c.db.vals[e].score if e is not None else (lambda m: None)
     out = []
     for m in argv[2:]:
         s = get(m)
@@ -173,7 +173,7 @@ def geopos(c, argv):
     """GEOPOS key [member ...]
     Returns the [longitude, latitude] of each member (a null array where missing)."""
     e = _read(c, argv[1])
-    get = e.value.score if e is not None else (lambda m: None)
+    get = c.db.vals[e].score if e is not None else (lambda m: None)
     out = []
     for m in argv[2:]:
         s = get(m)

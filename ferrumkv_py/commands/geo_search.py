@@ -183,7 +183,7 @@ def _search(c, argv, src: int, kind: int, nostore: bool = False):
     """Redis georadiusGeneric: the source key (WRONGTYPE first), the fixed arguments of the
     GEORADIUS forms, the options, then search and reply or store."""
     e = _read(c, argv[src])
-    z = e.value if e is not None else None
+    z = c.db.vals[e] if e is not None else None
     sh = _Shape()
     if kind == _BY_COORDS:
         base = 6

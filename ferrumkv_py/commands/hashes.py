@@ -42,7 +42,7 @@ def _write(c, key: bytes):
 def _set_fields(c, key: bytes, pairs: list, only_new: bool = False) -> int:
     """Write field/value pairs (``pairs`` = f1, v1, f2, v2...); returns fields added."""
     e = _write(c, key)
-    h = e.value if e is not None else RHash()
+    h = c.db.vals[e] if e is not None else RHash()
     added = delta = 0
     for i in range(0, len(pairs), 2):
         f, v = pairs[i], pairs[i + 1]
@@ -66,15 +66,16 @@ def _set_fields(c, key: bytes, pairs: list, only_new: bool = False) -> int:
 
 
 def _put(c, key: bytes, e, field: bytes, value: bytes) -> None:
-    """Set one field; ``e`` is the hash's entry from this command's lookup, or None."""
+    """Set one field; ``e`` is the hash's slot from this command's lookup, or None."""
     if e is None:
         h = RHash()
         h[field] = value
         h.mem = HASH_BASE + memory.hash_field_cost(field, value)
         c.db.add(key, h)
         return
-    old = e.value.get(field)
-    e.value[field] = value
+    h = c.db.vals[e]
+    old = h.get(field)
+    h[field] = value
     c.db.grow(e, memory.hash_field_cost(field, value) if old is None else len(value) - len(old))
 
 
@@ -91,14 +92,12 @@ def hset(c, argv):
         # (command layer 183 -> 99), bench/command_cost.py
         db = c.db
         key = argv[1]
-        e = db.data.get(key)
-        if e is not None and e.exp <= 0:
-            h = e.value
+        e = db.find(key)
+        if e is not None and not db.exp[e]:
+            h = db.vals[e]
             if h.__class__ is RHash:
+                db.touch(e)
                 ks = db.ks
-                if ks.lfu_on:
-                    e.lfu = ks.lfu_touch(e.lfu, e.lru, ks.now_ms)
-                e.lru = ks.now_ms
                 f = argv[2]
                 v = argv[3]
                 old = h.get(f)
@@ -143,7 +142,7 @@ def hdel(c, argv):
     e = _write(c, argv[1])
     if e is None:
         return 0
-    h = e.value
+    h = c.db.vals[e]
     removed = delta = 0
     for f in argv[2:]:
         v = h.pop(f, None)
@@ -153,7 +152,7 @@ def hdel(c, argv):
     if removed:
         shrink(c, e, delta)
         c.ks.notify(c.db, NOTIFY_HASH, b"hdel", argv[1])
-        if e.value is None:
+        if c.db.vals[e] is None:
             c.ks.notify(c.db, NOTIFY_GENERIC, b"del", argv[1])
     return removed
 
@@ -164,7 +163,7 @@ def hincrby(c, argv):
     Adds an integer to a field (a missing field counts as 0); returns the new value."""
     incr = parse_int(argv[3])
     e = _write(c, argv[1])
-    old = e.value.get(argv[2]) if e is not None else None
+    old = c.db.vals[e].get(argv[2]) if e is not None else None
     value = 0
     if old is not None:
         try:
@@ -187,7 +186,7 @@ def hincrbyfloat(c, argv):
     if incr is LD_INF:
         raise CommandError(errors.NAN_OR_INFINITY)
     e = _write(c, argv[1])
-    old = e.value.get(argv[2]) if e is not None else None
+    old = c.db.vals[e].get(argv[2]) if e is not None else None
     value = incr
     if old is not None:
         value = long_double_add(parse_long_double(old, errors.HASH_NOT_FLOAT), incr)
@@ -206,7 +205,7 @@ def hget(c, argv):
     """HGET key field
     Returns the value of a field, or null."""
     e = _read(c, argv[1])
-    return None if e is None else e.value.get(argv[2])
+    return None if e is None else c.db.vals[e].get(argv[2])
 
 
 @command("hmget", -3, "readonly fast", first_key=1, group="hash")
@@ -216,7 +215,7 @@ def hmget(c, argv):
     e = _read(c, argv[1])
     if e is None:
         return [None] * (len(argv) - 2)
-    get = e.value.get
+    get = c.db.vals[e].get
     return [get(f) for f in argv[2:]]
 
 
@@ -225,7 +224,7 @@ def hgetall(c, argv):
     """HGETALL key
     Returns every field and value (a map in RESP3, a flat array in RESP2)."""
     e = _read(c, argv[1])
-    return {} if e is None else dict(e.value)
+    return {} if e is None else dict(c.db.vals[e])
 
 
 @command("hkeys", 2, "readonly", first_key=1, group="hash")
@@ -233,7 +232,7 @@ def hkeys(c, argv):
     """HKEYS key
     Returns every field of a hash."""
     e = _read(c, argv[1])
-    return _EMPTY if e is None else bulk_array(list(e.value))
+    return _EMPTY if e is None else bulk_array(list(c.db.vals[e]))
 
 
 @command("hvals", 2, "readonly", first_key=1, group="hash")
@@ -241,7 +240,7 @@ def hvals(c, argv):
     """HVALS key
     Returns every value of a hash."""
     e = _read(c, argv[1])
-    return _EMPTY if e is None else bulk_array(list(e.value.values()))
+    return _EMPTY if e is None else bulk_array(list(c.db.vals[e].values()))
 
 
 @command("hlen", 2, "readonly fast", first_key=1, group="hash")
@@ -249,7 +248,7 @@ def hlen(c, argv):
     """HLEN key
     Returns the number of fields of a hash (0 if the key does not exist)."""
     e = _read(c, argv[1])
-    return 0 if e is None else len(e.value)
+    return 0 if e is None else len(c.db.vals[e])
 
 
 @command("hexists", 3, "readonly fast", first_key=1, group="hash")
@@ -257,7 +256,7 @@ def hexists(c, argv):
     """HEXISTS key field
     Returns 1 if the field exists, else 0."""
     e = _read(c, argv[1])
-    return int(e is not None and argv[2] in e.value)
+    return int(e is not None and argv[2] in c.db.vals[e])
 
 
 @command("hstrlen", 3, "readonly fast", first_key=1, group="hash")
@@ -265,7 +264,7 @@ def hstrlen(c, argv):
     """HSTRLEN key field
     Returns the length of a field's value (0 if missing)."""
     e = _read(c, argv[1])
-    v = None if e is None else e.value.get(argv[2])
+    v = None if e is None else c.db.vals[e].get(argv[2])
     return 0 if v is None else len(v)
 
 
@@ -279,13 +278,13 @@ def hrandfield(c, argv):
         e = _read(c, argv[1])
         if e is None:
             return None
-        keys = list(e.value)
+        keys = list(c.db.vals[e])
         return keys[int(c.ks.rng.random() * len(keys))]
     count, withvalues = parse_random_count(argv, b"withvalues")
     e = _read(c, argv[1])
     if e is None:
         return _EMPTY
-    h = e.value
+    h = c.db.vals[e]
     return random_pick_reply(c, list(h), count, h.get if withvalues else None)
 
 

@@ -33,9 +33,9 @@ SELFTEST_BATCH = 1 << 20               # elements hashed per numpy batch
 SELFTEST_REL_ERR_SIGMAS = 6            # allowed error: 6 standard errors (1.04 / sqrt(m))
 
 
-def _hll_value(e):
-    """The value of an entry that must hold a HyperLogLog (isHLLObjectOrReply)."""
-    v = e.value
+def _hll_value(db, e: int):
+    """The value in slot ``e`` of ``db``, which must hold a HyperLogLog (isHLLObjectOrReply)."""
+    v = db.vals[e]
     if v.__class__ is not bytes:
         raise WrongTypeError()
     if not hll.is_hll(v):
@@ -64,7 +64,7 @@ def pfadd(c, argv):
             c.ks.notify(db, NOTIFY_STRING, b"pfadd", argv[1])
         return 1
     try:
-        value, updated = hll.add(_hll_value(e), argv[2:], _max_bytes(c))
+        value, updated = hll.add(_hll_value(db, e), argv[2:], _max_bytes(c))
     except hll.HLLCorrupt:
         raise _corrupt() from None
     if updated:
@@ -86,14 +86,14 @@ def pfcount(c, argv):
             if e is None:
                 continue
             try:
-                np.maximum(merged, hll.registers(_hll_value(e)), out=merged)
+                np.maximum(merged, hll.registers(_hll_value(db, e)), out=merged)
             except hll.HLLCorrupt:
                 raise _corrupt() from None
         return hll.count_registers(merged)
     e = db.lookup_read(argv[1])
     if e is None:
         return 0
-    value = _hll_value(e)
+    value = _hll_value(db, e)
     card = hll.cached_card(value)
     if card is None:
         try:
@@ -115,14 +115,14 @@ def pfmerge(c, argv):
         e = db.lookup_read(key)
         if e is None:
             continue
-        value = _hll_value(e)
+        value = _hll_value(db, e)
         use_dense = use_dense or hll.encoding(value) == hll.DENSE
         try:
             np.maximum(merged, hll.registers(value), out=merged)
         except hll.HLLCorrupt:
             raise _corrupt() from None
     e = db.lookup_write(argv[1])
-    value = hll.new_sparse() if e is None else e.value
+    value = hll.new_sparse() if e is None else db.vals[e]
     try:
         if use_dense:
             value = hll.to_dense(value)
@@ -149,7 +149,7 @@ def pfdebug(c, argv):
     e = db.lookup_write(argv[2])
     if e is None:
         raise CommandError(errors.PFDEBUG_NO_KEY)
-    value = _hll_value(e)
+    value = _hll_value(db, e)
     sub = argv[1].lower()
     sparse = hll.encoding(value) == hll.SPARSE
     try:

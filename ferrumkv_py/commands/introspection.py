@@ -107,7 +107,7 @@ def object_encoding(c, argv):
     """OBJECT ENCODING key
     Returns the internal encoding Redis would use for the key's value."""
     e = _object_entry(c, argv)
-    return None if e is None else value_encoding(c, e.value)
+    return None if e is None else value_encoding(c, c.db.vals[e])
 
 
 @command("freq", 3, "readonly", first_key=2, parent="object")
@@ -120,7 +120,7 @@ def object_freq(c, argv):
     if not _tracked(c, "freq"):
         raise CommandError(errors.LFU_NOT_SELECTED)
     freq = getattr(c.server.evictor, "object_freq", None)
-    return freq(e) if freq is not None else e.lfu
+    return freq(c.db, e) if freq is not None else c.db.lfu[e]
 
 
 @command("idletime", 3, "readonly", first_key=2, parent="object")
@@ -132,7 +132,7 @@ def object_idletime(c, argv):
         return None
     if not _tracked(c, "idle"):
         raise CommandError(errors.LFU_SELECTED)
-    return max(c.ks.now_ms - e.lru, 0) // MS_PER_S
+    return max(c.ks.now_ms - c.db.lru[e], 0) // MS_PER_S
 
 
 @command("refcount", 3, "readonly", first_key=2, parent="object")
@@ -142,7 +142,7 @@ def object_refcount(c, argv):
     e = _object_entry(c, argv)
     if e is None:
         return None
-    v = e.value
+    v = c.db.vals[e]
     if v.__class__ is bytes and _is_ll(v) and 0 <= int(v) < OBJ_SHARED_INTEGERS:
         policy = c.server.config["maxmemory-policy"]
         if not c.server.maxmemory or not policy.endswith(("-lru", "-lfu")):
@@ -191,10 +191,11 @@ def memory_usage(c, argv):
         if parse_int(argv[j + 1]) < 0:
             raise CommandError(errors.SYNTAX)
         j += 2
-    e = c.db.data.get(argv[2])
+    db = c.db
+    e = db.find(argv[2])
     if e is None:
         return None
-    return memory.entry_cost(e.key, e.value) + (memory.EXPIRE_COST if e.exp > 0 else 0)
+    return memory.entry_cost(argv[2], db.vals[e]) + (memory.EXPIRE_COST if db.exp[e] else 0)
 
 
 @command("help", 2, "loading stale", parent="memory")

@@ -105,7 +105,7 @@ def type_(c, argv):
     """TYPE key
     Returns the type of the value of a key (none when missing)."""
     e = c.db.lookup_notouch(argv[1], True)
-    return Status(b"none" if e is None else memory.type_name(e.value).encode())
+    return Status(b"none" if e is None else memory.type_name(c.db.vals[e]).encode())
 
 
 # ---- RENAME COPY MOVE ----
@@ -172,9 +172,9 @@ def copy_(c, argv):
         if not replace:
             return 0
         dst.unlink(old, c.ks.lazy_server_del)
-    ne = dst.add(argv[2], copy_value(e.value))
-    if e.exp > 0:
-        dst.set_expire(ne, e.exp)
+    ne = dst.add(argv[2], copy_value(db.vals[e]))
+    if db.exp[e] > 0:
+        dst.set_expire(ne, db.exp[e])
     c.ks.notify(dst, NOTIFY_GENERIC, b"copy_to", argv[2])
     return 1
 
@@ -203,11 +203,13 @@ def keys(c, argv):
     """KEYS pattern
     Returns every key matching a glob pattern (expired keys are skipped, not deleted)."""
     now = c.ks.now_ms
-    match = glob_matcher(argv[1], subjects=len(c.db.data))
-    items = c.db.data.items()
+    db = c.db
+    match = glob_matcher(argv[1], subjects=len(db))
+    items = db.items()
+    exp = db.exp
     if match is None:
-        return [k for k, e in items if not 0 < e.exp < now]
-    return [k for k, e in items if not 0 < e.exp < now and match(k)]
+        return [k for k, s in items if not 0 < exp[s] < now]
+    return [k for k, s in items if not 0 < exp[s] < now and match(k)]
 
 
 _CURSOR = re.compile(rb"([+-]?)([0-9]+)\Z")
@@ -252,12 +254,12 @@ def scan(c, argv):
     match = glob_matcher(pattern, subjects=len(entries)) if pattern is not None else None
     out = []
     for e in entries:
-        key = e.key
+        key = db.keys[e]
         if match is not None and not match(key):
             continue
         if typename is not None:  # Redis looks the key up here, counting a hit or miss
             t = db.lookup_notouch(key, True)
-            if (memory.type_name(t.value) if t is not None else "none") != typename:
+            if (memory.type_name(db.vals[t]) if t is not None else "none") != typename:
                 continue
             if t is None:         # Redis quirk: TYPE none returns a key it just expired
                 out.append(key)
@@ -306,7 +308,7 @@ def _expire(c, argv, unit_ms: int, relative: bool, name: str):
     if e is None:
         return 0
     if flags:
-        current = e.exp if e.exp > 0 else -1
+        current = db.exp[e] if db.exp[e] > 0 else -1
         if (flags & E_NX and current != -1) or (flags & E_XX and current == -1) or \
                 (flags & E_GT and (current == -1 or when <= current)) or \
                 (flags & E_LT and current != -1 and when >= current):
@@ -353,9 +355,9 @@ def _ttl(c, argv, in_ms: bool, absolute: bool) -> int:
     e = c.db.lookup_notouch(argv[1], True)
     if e is None:
         return -2
-    if e.exp <= 0:
+    if c.db.exp[e] <= 0:
         return -1
-    ttl = max(e.exp if absolute else e.exp - c.ks.now_ms, 0)
+    ttl = max(c.db.exp[e] if absolute else c.db.exp[e] - c.ks.now_ms, 0)
     return ttl if in_ms else (ttl + MS_PER_S // 2) // MS_PER_S
 
 

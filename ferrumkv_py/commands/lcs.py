@@ -166,11 +166,11 @@ def lcs(c, argv):
     """LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
     Returns the longest common subsequence of two strings, its length, or its ranges."""
     ea, eb = c.db.lookup_read(argv[1]), c.db.lookup_read(argv[2])
-    if (ea is not None and ea.value.__class__ is not bytes) or \
-            (eb is not None and eb.value.__class__ is not bytes):
+    if (ea is not None and c.db.vals[ea].__class__ is not bytes) or \
+            (eb is not None and c.db.vals[eb].__class__ is not bytes):
         raise CommandError(errors.LCS_NOT_STRINGS)
-    a = b"" if ea is None else ea.value
-    b = b"" if eb is None else eb.value
+    a = b"" if ea is None else c.db.vals[ea]
+    b = b"" if eb is None else c.db.vals[eb]
     getlen = getidx = withlen = False
     minlen = 0
     j, n = 3, len(argv)

@@ -39,7 +39,7 @@ def _notify_pop(c, e, key: bytes, event: bytes) -> None:
     """The pop-side events: ``event`` on the list, then "del" if it was emptied."""
     ks = c.ks
     ks.notify(c.db, NOTIFY_LIST, event, key)
-    if e.value is None:
+    if c.db.vals[e] is None:        # shrink() deleted the emptied list
         ks.notify(c.db, NOTIFY_GENERIC, b"del", key)
 
 
@@ -68,7 +68,7 @@ def _push(c, argv: list, left: bool, need_existing: bool) -> int:
     # write_typed() inline: one Python call fewer, ~0.1 us of LPUSH -P 16's ~2.2 us
     # (bench/server_bench.py --parts dispatch)
     e = c.db.lookup_write(key)
-    if e is not None and e.value.__class__ is not RList:
+    if e is not None and c.db.vals[e].__class__ is not RList:
         raise WrongTypeError()
     if e is None:
         if need_existing:
@@ -79,7 +79,7 @@ def _push(c, argv: list, left: bool, need_existing: bool) -> int:
         c.db.add(key, v)
         c.ks.notify(c.db, NOTIFY_LIST, b"lpush" if left else b"rpush", key)
         return len(v)
-    d = e.value
+    d = c.db.vals[e]
     (d.extendleft if left else d.extend)(elems)
     c.db.grow(e, _cost(elems))
     c.ks.notify(c.db, NOTIFY_LIST, b"lpush" if left else b"rpush", key)
@@ -90,21 +90,18 @@ def _push_one(c, argv: list, left: bool):
     """``LPUSH/RPUSH key element`` onto an existing list without a TTL, inline (what
     redis-benchmark sends); None = take :func:`_push`, which sees the keyspace unchanged.
 
-    Database.lookup_write and grow folded in, one element's cost without a list.
+    Database.lookup_write (its touch() included) and grow folded in, one element's cost without a list.
     """
     db = c.db
     key = argv[1]
-    e = db.data.get(key)
-    if e is None or e.exp > 0:
+    e = db.find(key)
+    if e is None or db.exp[e]:
         return None
-    d = e.value
+    d = db.vals[e]
     if d.__class__ is not RList:
         return None
+    db.touch(e)
     ks = db.ks
-    now = ks.now_ms
-    if ks.lfu_on:
-        e.lfu = ks.lfu_touch(e.lfu, e.lru, now)
-    e.lru = now
     x = argv[2]
     if left:
         d.appendleft(x)
@@ -124,7 +121,7 @@ def _push_one(c, argv: list, left: bool):
 def lpush(c, argv):
     """LPUSH key element [element ...]
     Prepends elements to a list, creating it if needed; returns the new length."""
-    # _push_one: Database.lookup_write and grow folded in, LPUSH -P 16 350 -> 319
+    # _push_one: Database.lookup_write (its touch() included) and grow folded in, LPUSH -P 16 350 -> 319
     # opcodes/command, 2.00 -> ~1.5 us (inline in the handler: 16 opcodes fewer, within
     # the timing noise, so one copy serves LPUSH and RPUSH), bench/command_cost.py
     if len(argv) == 3:
@@ -170,7 +167,7 @@ def _pop(c, argv: list, left: bool):
         return None if count is None else NULL_ARRAY
     if count == 0:
         return _EMPTY
-    d = e.value
+    d = c.db.vals[e]
     pop = d.popleft if left else d.pop
     if count is None:
         x = pop()
@@ -189,17 +186,14 @@ def _pop_one(c, key: bytes, left: bool):
     sees the keyspace unchanged.  Database.lookup_write and shrink() folded in.
     """
     db = c.db
-    e = db.data.get(key)
-    if e is None or e.exp > 0:
+    e = db.find(key)
+    if e is None or db.exp[e]:
         return False
-    d = e.value
+    d = db.vals[e]
     if d.__class__ is not RList or len(d) < 2:
         return False
+    db.touch(e)
     ks = db.ks
-    now = ks.now_ms
-    if ks.lfu_on:
-        e.lfu = ks.lfu_touch(e.lfu, e.lru, now)
-    e.lru = now
     x = d.popleft() if left else d.pop()
     delta = _ELEM + len(x)
     d.mem -= delta
@@ -247,8 +241,8 @@ def lrange(c, argv):
     e = _read(c, argv[1])
     if e is None:
         return _EMPTY
-    lo, hi = index_span(len(e.value), start, end)
-    return bulk_array(_slice(e.value, lo, hi)) if hi > lo else _EMPTY
+    lo, hi = index_span(len(c.db.vals[e]), start, end)
+    return bulk_array(_slice(c.db.vals[e], lo, hi)) if hi > lo else _EMPTY
 
 
 @command("llen", 2, "readonly fast", first_key=1, group="list")
@@ -256,7 +250,7 @@ def llen(c, argv):
     """LLEN key
     Returns the length of a list (0 if the key does not exist)."""
     e = _read(c, argv[1])
-    return 0 if e is None else len(e.value)
+    return 0 if e is None else len(c.db.vals[e])
 
 
 @command("lindex", 3, "readonly", first_key=1, group="list")
@@ -267,7 +261,7 @@ def lindex(c, argv):
     if e is None:
         return None
     i = parse_int(argv[2])
-    d = e.value
+    d = c.db.vals[e]
     return d[i] if -len(d) <= i < len(d) else None
 
 
@@ -298,7 +292,7 @@ def lpos(c, argv):
     e = _read(c, argv[1])
     if e is None:
         return None if count is None else []
-    d, elem = e.value, argv[2]
+    d, elem = c.db.vals[e], argv[2]
     size = len(d)
     seq = enumerate(d) if rank > 0 else ((size - 1 - j, x) for j, x in enumerate(reversed(d)))
     if maxlen:
@@ -334,7 +328,7 @@ def lset(c, argv):
     if e is None:
         raise CommandError(errors.NO_SUCH_KEY)
     i = parse_int(argv[2])
-    d = e.value
+    d = c.db.vals[e]
     if not -len(d) <= i < len(d):
         raise CommandError(errors.INDEX_OUT_OF_RANGE)
     old, d[i] = d[i], argv[3]
@@ -353,7 +347,7 @@ def lrem(c, argv):
     e = _write(c, argv[1])
     if e is None:
         return 0
-    d, elem = e.value, argv[3]
+    d, elem = c.db.vals[e], argv[3]
     limit = abs(count) or len(d)
     kept, removed = [], 0
     for x in (d if count >= 0 else reversed(d)):
@@ -381,7 +375,7 @@ def ltrim(c, argv):
     e = _write(c, argv[1])
     if e is None:
         return OK
-    d = e.value
+    d = c.db.vals[e]
     lo, hi = index_span(len(d), start, end)
     head, tail = (lo, len(d) - hi) if hi > lo else (len(d), 0)
     gone = [d.popleft() for _ in range(head)] + [d.pop() for _ in range(tail)]
@@ -403,7 +397,7 @@ def linsert(c, argv):
     e = _write(c, argv[1])
     if e is None:
         return 0
-    d = e.value
+    d = c.db.vals[e]
     try:
         i = d.index(argv[3])
     except ValueError:
@@ -422,7 +416,7 @@ def _move(c, src: bytes, dst: bytes, from_left: bool, to_left: bool):
     if e is None:
         return None
     de = _write(c, dst)
-    d = e.value
+    d = c.db.vals[e]
     x = d.popleft() if from_left else d.pop()
     cost = memory.list_elem_cost(x)
     push_ev = b"lpush" if to_left else b"rpush"
@@ -439,7 +433,7 @@ def _move(c, src: bytes, dst: bytes, from_left: bool, to_left: bool):
         v.mem = LIST_BASE + cost
         db.add(dst, v)
     else:
-        (de.value.appendleft if to_left else de.value.append)(x)
+        (c.db.vals[de].appendleft if to_left else c.db.vals[de].append)(x)
         db.grow(de, cost)
     c.ks.notify(db, NOTIFY_LIST, push_ev, dst)   # Redis: the push, then the pop (and del)
     _notify_pop(c, e, src, pop_ev)

@@ -140,14 +140,12 @@ def sadd(c, argv):
         # opcodes/command (command layer 126 -> 74), bench/command_cost.py
         db = c.db
         key = argv[1]
-        e = db.data.get(key)
-        if e is not None and e.exp <= 0:
-            s = e.value
+        e = db.find(key)
+        if e is not None and not db.exp[e]:
+            s = db.vals[e]
             if s.__class__ is RSet:
+                db.touch(e)
                 ks = db.ks
-                if ks.lfu_on:
-                    e.lfu = ks.lfu_touch(e.lfu, e.lru, ks.now_ms)
-                e.lru = ks.now_ms
                 m = argv[2]
                 if m in s:
                     return 0
@@ -173,7 +171,7 @@ def _sadd(c, argv):
         c.db.add(argv[1], s)
         c.ks.notify(c.db, NOTIFY_SET, b"sadd", argv[1])
         return len(s)
-    s = e.value
+    s = c.db.vals[e]
     added = delta = 0
     for m in argv[2:]:
         if m not in s:
@@ -195,7 +193,7 @@ def srem(c, argv):
     e = _write(c, argv[1])
     if e is None:
         return 0
-    s = e.value
+    s = c.db.vals[e]
     removed = delta = 0
     for m in argv[2:]:
         if m in s:
@@ -212,7 +210,7 @@ def srem(c, argv):
 def _notify_shrunk(c, e, key: bytes, event: bytes) -> None:
     """``event`` on the set, then "del" if it was emptied (and so deleted)."""
     c.ks.notify(c.db, NOTIFY_SET, event, key)
-    if e.value is None:
+    if c.db.vals[e] is None:
         c.ks.notify(c.db, NOTIFY_GENERIC, b"del", key)
 
 
@@ -228,7 +226,7 @@ def spop(c, argv):
     e = _write(c, argv[1])
     if e is None:
         return None if count is None else RespSet()
-    s = e.value
+    s = c.db.vals[e]
     if count is not None and count >= len(s):
         out = RespSet(s)
         c.db.unlink(e)
@@ -259,7 +257,7 @@ def srandmember(c, argv):
     e = _read(c, argv[1])
     if e is None:
         return None if count is None else bulk_array([])
-    s, rand = e.value, c.ks.rng.random
+    s, rand = c.db.vals[e], c.ks.rng.random
     if count is None:
         idx = set_index(s)
         return idx.items[idx.draw(rand)]
@@ -283,23 +281,23 @@ def smove(c, argv):
     src, dst = c.db.lookup_write(argv[1]), c.db.lookup_write(argv[2])
     if src is None:
         return 0
-    check_type(src, RSet)
+    check_type(c.db, src, RSet)
     if dst is not None:
-        check_type(dst, RSet)
+        check_type(c.db, dst, RSet)
     m = argv[3]
-    if src is dst:
-        return int(m in src.value)
-    if m not in src.value:
+    if src == dst:
+        return int(m in c.db.vals[src])
+    if m not in c.db.vals[src]:
         return 0
-    src.value.discard(m)
-    _removed(src.value, m)
+    c.db.vals[src].discard(m)
+    _removed(c.db.vals[src], m)
     shrink(c, src, -memory.set_member_cost(m))
     _notify_shrunk(c, src, argv[1], b"srem")
     if dst is None:
         c.db.add(argv[2], new_set((m,)))
-    elif m not in dst.value:
-        dst.value.add(m)
-        _added(dst.value, m)
+    elif m not in c.db.vals[dst]:
+        c.db.vals[dst].add(m)
+        _added(c.db.vals[dst], m)
         c.db.grow(dst, memory.set_member_cost(m))
     else:
         return 1
@@ -314,7 +312,7 @@ def smembers(c, argv):
     """SMEMBERS key
     Returns every member of a set."""
     e = _read(c, argv[1])
-    return RespSet() if e is None else RespSet(e.value)
+    return RespSet() if e is None else RespSet(c.db.vals[e])
 
 
 @command("sismember", 3, "readonly fast", first_key=1, group="set")
@@ -322,7 +320,7 @@ def sismember(c, argv):
     """SISMEMBER key member
     Returns 1 if the member is in the set, else 0."""
     e = _read(c, argv[1])
-    return int(e is not None and argv[2] in e.value)
+    return int(e is not None and argv[2] in c.db.vals[e])
 
 
 @command("smismember", -3, "readonly fast", first_key=1, group="set")
@@ -330,7 +328,7 @@ def smismember(c, argv):
     """SMISMEMBER key member [member ...]
     Returns 1 or 0 for each member."""
     e = _read(c, argv[1])
-    s = e.value if e is not None else ()
+    s = c.db.vals[e] if e is not None else ()
     return [int(m in s) for m in argv[2:]]
 
 
@@ -339,7 +337,7 @@ def scard(c, argv):
     """SCARD key
     Returns the number of members of a set (0 if the key does not exist)."""
     e = _read(c, argv[1])
-    return 0 if e is None else len(e.value)
+    return 0 if e is None else len(c.db.vals[e])
 
 
 @command("sscan", -3, "readonly", first_key=1, group="set")
@@ -356,7 +354,7 @@ def _operands(c, keys: list) -> list:
     out = []
     for k in keys:
         e = _read(c, k)
-        out.append(None if e is None else e.value)
+        out.append(None if e is None else c.db.vals[e])
     return out
 
 

@@ -67,7 +67,7 @@ def lookup_by_pattern(c, pattern: bytes, subst: bytes):
     e = c.db.lookup_read(key)
     if e is None:
         return None
-    v = e.value
+    v = c.db.vals[e]
     if field is None:
         return v if v.__class__ is bytes else None
     if v.__class__ is not RHash:
@@ -154,7 +154,7 @@ def _elements(c, value, dontsort: bool, desc: bool, start: int, end: int):
 def _sort_generic(c, argv, readonly: bool):
     desc, alpha, limit_start, limit_count, store, by, gets = _parse(argv, readonly)
     e = c.db.lookup_read(argv[1])
-    value = None if e is None else e.value
+    value = None if e is None else c.db.vals[e]
     if value is not None and value.__class__ not in (RList, RSet, ZSet):
         raise WrongTypeError()
     dontsort = by is not None and b"*" not in _cstr(by)

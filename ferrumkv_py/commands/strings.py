@@ -81,7 +81,7 @@ def expire_deadline_ms(c, arg: bytes, flags: int, name: str) -> int:
 def _get_string(c, key: bytes):
     """Redis getGenericCommand: (entry or None) after a counted read lookup."""
     e = c.db.lookup_read(key)
-    if e is not None and e.value.__class__ is not bytes:
+    if e is not None and c.db.vals[e].__class__ is not bytes:
         raise WrongTypeError()
     return e
 
@@ -95,9 +95,9 @@ def get(c, argv):
     e = c.db.lookup_read(argv[1])
     if e is None:
         return None
-    if e.value.__class__ is not bytes:
+    if c.db.vals[e].__class__ is not bytes:
         raise WrongTypeError()
-    return e.value
+    return c.db.vals[e]
 
 
 @command("set", -3, "write denyoom", first_key=1, group="string")
@@ -119,7 +119,7 @@ def _set_generic(c, key, value, flags, expire, name, ok=OK, aborted=None):
     old = None
     if flags & GET_:
         e = _get_string(c, key)
-        old = e.value if e is not None else None
+        old = c.db.vals[e] if e is not None else None
     db = c.db
     found = db.lookup_write(key) is not None
     if (flags & NX and found) or (flags & XX and not found):
@@ -162,7 +162,7 @@ def getex(c, argv):
     e = _get_string(c, argv[1])
     if e is None:
         return None
-    value = e.value
+    value = c.db.vals[e]
     db = c.db
     if expire is not None:
         when = expire_deadline_ms(c, expire, flags, "getex")
@@ -185,7 +185,7 @@ def getdel(c, argv):
     e = _get_string(c, argv[1])
     if e is None:
         return None
-    value = e.value
+    value = c.db.vals[e]
     c.db.unlink(e)
     c.ks.notify(c.db, NOTIFY_GENERIC, b"del", argv[1])
     return value
@@ -196,7 +196,7 @@ def getset(c, argv):
     """GETSET key value
     Returns the previous string value of a key after setting it to a new value."""
     e = _get_string(c, argv[1])
-    old = e.value if e is not None else None
+    old = c.db.vals[e] if e is not None else None
     c.db.set(argv[1], argv[2])
     c.ks.notify(c.db, NOTIFY_STRING, b"set", argv[1])
     return old
@@ -207,10 +207,12 @@ def mget(c, argv):
     """MGET key [key ...]
     Returns the string values of the keys (null for missing or non-string keys)."""
     lookup = c.db.lookup_read
+    vals = c.db.vals
     out = []
     for key in argv[1:]:
         e = lookup(key)
-        out.append(e.value if e is not None and e.value.__class__ is bytes else None)
+        v = None if e is None else vals[e]
+        out.append(v if v.__class__ is bytes else None)
     return out
 
 
@@ -254,7 +256,7 @@ def _incr(c, key: bytes, incr: int) -> int:
         db.add(key, b"%d" % incr)
         c.ks.notify(db, NOTIFY_STRING, b"incrby", key)
         return incr
-    v = e.value
+    v = db.vals[e]
     if v.__class__ is not bytes:
         raise WrongTypeError()
     old = parse_int(v)
@@ -275,25 +277,23 @@ def _incr_fast(c, key: bytes, incr: int):
     Bumping <= 18 digits by one cannot leave int64.
     """
     db = c.db
-    e = db.data.get(key)
+    e = db.find(key)
     if e is None:
         db.add(key, b"%d" % incr)
         if db.ks.notify_flags:
             db.ks.notify(db, NOTIFY_STRING, b"incrby", key)
         return incr
-    v = e.value
-    if e.exp > 0 or v.__class__ is not bytes or not v.isdigit() or len(v) > 18 \
+    vals = db.vals
+    v = vals[e]
+    if db.exp[e] or v.__class__ is not bytes or not v.isdigit() or len(v) > 18 \
             or (v[0] == 48 and len(v) > 1):
         return None
+    db.touch(e)
     ks = db.ks
-    now = ks.now_ms
-    if ks.lfu_on:
-        e.lfu = ks.lfu_touch(e.lfu, e.lru, now)
-    e.lru = now
     new = int(v) + incr
     nv = b"%d" % new
     ks.used_memory += len(nv) - len(v)     # set_value()'s accounting, inline
-    e.value = nv
+    vals[e] = nv
     if ks.watched:
         ks.signal(db, key)
     if ks.notify_flags:
@@ -342,9 +342,9 @@ def incrbyfloat(c, argv):
     Increments the floating point value of a key, in long double precision as Redis."""
     db = c.db
     e = db.lookup_write(argv[1])
-    if e is not None and e.value.__class__ is not bytes:
+    if e is not None and db.vals[e].__class__ is not bytes:
         raise WrongTypeError()
-    value = parse_long_double(e.value) if e is not None else (0, 0)
+    value = parse_long_double(db.vals[e]) if e is not None else (0, 0)
     total = long_double_add(value, parse_long_double(argv[2]))
     if total is LD_INF:
         raise CommandError(errors.INCR_FLOAT_NAN)
@@ -374,12 +374,12 @@ def append(c, argv):
         db.add(argv[1], argv[2])
         c.ks.notify(db, NOTIFY_STRING, b"append", argv[1])
         return len(argv[2])
-    if e.value.__class__ is not bytes:
+    if db.vals[e].__class__ is not bytes:
         raise WrongTypeError()
-    _check_length(c, len(e.value) + len(argv[2]))
-    db.set_value(e, e.value + argv[2])
+    _check_length(c, len(db.vals[e]) + len(argv[2]))
+    db.set_value(e, db.vals[e] + argv[2])
     c.ks.notify(db, NOTIFY_STRING, b"append", argv[1])
-    return len(e.value)
+    return len(db.vals[e])
 
 
 @command("strlen", 2, "readonly fast", first_key=1, group="string")
@@ -387,7 +387,7 @@ def strlen(c, argv):
     """STRLEN key
     Returns the length of a string value (0 for a missing key)."""
     e = _get_string(c, argv[1])
-    return len(e.value) if e is not None else 0
+    return len(c.db.vals[e]) if e is not None else 0
 
 
 @command("getrange", 4, "readonly", first_key=1, group="string")
@@ -399,7 +399,7 @@ def getrange(c, argv):
     e = _get_string(c, argv[1])
     if e is None:
         return b""
-    s = e.value
+    s = c.db.vals[e]
     n = len(s)
     if start < 0 and end < 0 and start > end:
         return b""
@@ -437,7 +437,7 @@ def setrange(c, argv):
         db.add(argv[1], bytes(offset) + value)
         c.ks.notify(db, NOTIFY_STRING, b"setrange", argv[1])
         return offset + len(value)
-    old = e.value
+    old = db.vals[e]
     if old.__class__ is not bytes:
         raise WrongTypeError()
     if not value:
@@ -447,4 +447,4 @@ def setrange(c, argv):
         old += bytes(offset - len(old))
     db.set_value(e, old[:offset] + value + old[offset + len(value):])
     c.ks.notify(db, NOTIFY_STRING, b"setrange", argv[1])
-    return len(e.value)
+    return len(db.vals[e])

@@ -80,7 +80,7 @@ def _zrange(c, argv: list, first: int, by: str | None, rev: bool | None, store: 
     else:
         rng = parse_lex_range(lo, hi)
     e = _read(c, argv[first])
-    pairs = [] if e is None else e.value.select(by, rng, rev, offset, limit)
+    pairs = [] if e is None else c.db.vals[e].select(by, rng, rev, offset, limit)
     if store is not None:
         return _store(c, store, pairs)
     if withscores:
@@ -152,7 +152,7 @@ def _zcount(c, key: bytes, span_of) -> int:
     e = _read(c, key)
     if e is None:
         return 0
-    lo, hi = span_of(e.value)
+    lo, hi = span_of(c.db.vals[e])
     return hi - lo
 
 
@@ -179,8 +179,8 @@ def _zremrange(c, key: bytes, span_of, event: bytes) -> int:
     e = _write(c, key)
     if e is None:
         return 0
-    lo, hi = span_of(e.value)
-    gone = e.value.delete_span(lo, hi)
+    lo, hi = span_of(c.db.vals[e])
+    gone = c.db.vals[e].delete_span(lo, hi)
     if gone:
         shrink(c, e, -sum(map(_cost, gone)))
         notify_shrunk(c, e, key, event)

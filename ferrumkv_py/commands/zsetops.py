@@ -89,9 +89,9 @@ def _parse(c, argv, numkeys_at: int, op: str, store: bool, card: bool):
     j = numkeys_at + 1
     for key in argv[j:j + setnum]:
         e = c.db.lookup_read(key)
-        if e is not None and e.value.__class__ is not ZSet and e.value.__class__ is not RSet:
+        if e is not None and c.db.vals[e].__class__ is not ZSet and c.db.vals[e].__class__ is not RSet:
             raise WrongTypeError()
-        srcs.append(_Input(None if e is None else e.value))
+        srcs.append(_Input(None if e is None else c.db.vals[e]))
     j += setnum
     how, withscores, limit = _SUM, False, 0
     n = len(argv)

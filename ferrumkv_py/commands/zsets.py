@@ -33,7 +33,7 @@ _MEMBER = memory.ZSET_MEMBER_OVERHEAD    # _cost(m) == _MEMBER + len(m)
 def notify_shrunk(c, e, key: bytes, event: bytes) -> None:
     """``event`` on the sorted set, then "del" if it was emptied (and so deleted)."""
     c.ks.notify(c.db, NOTIFY_ZSET, event, key)
-    if e.value is None:
+    if c.db.vals[e] is None:
         c.ks.notify(c.db, NOTIFY_GENERIC, b"del", key)
 
 
@@ -80,7 +80,7 @@ def _zadd(c, key: bytes, flags: set, args: list):
             return None if incr else 0
         z = ZSet(len(pairs[0][1]))
     else:
-        z = e.value
+        z = c.db.vals[e]
     added = updated = processed = delta = 0
     score = None
     for score, member in pairs:
@@ -134,14 +134,12 @@ def zadd(c, argv):
         if sc.isdigit() and len(sc) <= EXACT_INT_DIGITS:
             db = c.db
             key = argv[1]
-            e = db.data.get(key)
-            if e is not None and e.exp <= 0:
-                z = e.value
+            e = db.find(key)
+            if e is not None and not db.exp[e]:
+                z = db.vals[e]
                 if z.__class__ is ZSet:
+                    db.touch(e)
                     ks = db.ks
-                    if ks.lfu_on:
-                        e.lfu = ks.lfu_touch(e.lfu, e.lru, ks.now_ms)
-                    e.lru = ks.now_ms
                     m = argv[3]
                     score = float(sc)
                     cur = z.scores.get(m)
@@ -185,7 +183,7 @@ def zrem(c, argv):
     e = _write(c, argv[1])
     if e is None:
         return 0
-    z = e.value
+    z = c.db.vals[e]
     gone = [m for m in argv[2:] if z.remove(m)]
     if gone:
         shrink(c, e, -sum(map(_cost, gone)))
@@ -200,7 +198,7 @@ def zscore(c, argv):
     """ZSCORE key member
     Returns a member's score (a double), or null."""
     e = _read(c, argv[1])
-    return None if e is None else e.value.score(argv[2])
+    return None if e is None else c.db.vals[e].score(argv[2])
 
 
 @command("zmscore", -3, "readonly fast", first_key=1, group="sorted-set")
@@ -210,7 +208,7 @@ def zmscore(c, argv):
     e = _read(c, argv[1])
     if e is None:
         return [None] * (len(argv) - 2)
-    get = e.value.scores.get
+    get = c.db.vals[e].scores.get
     return [get(m) for m in argv[2:]]
 
 
@@ -219,17 +217,17 @@ def zcard(c, argv):
     """ZCARD key
     Returns the number of members (0 if the key does not exist)."""
     e = _read(c, argv[1])
-    return 0 if e is None else len(e.value)
+    return 0 if e is None else len(c.db.vals[e])
 
 
 def _rank(c, argv, rev: bool):
     e = _read(c, argv[1])
     if e is None:
         return None
-    r = e.value.rank(argv[2])
+    r = c.db.vals[e].rank(argv[2])
     if r is None or not rev:
         return r
-    return len(e.value) - 1 - r
+    return len(c.db.vals[e]) - 1 - r
 
 
 @command("zrank", 3, "readonly fast", first_key=1, group="sorted-set")
@@ -253,7 +251,7 @@ def _zpop(c, argv, highest: bool):
     e = _write(c, argv[1])
     if e is None or count == 0:
         return _EMPTY
-    popped = e.value.pop(1 if count is None else count, highest)
+    popped = c.db.vals[e].pop(1 if count is None else count, highest)
     shrink(c, e, -sum(_cost(m) for m, _ in popped))
     if popped:
         notify_shrunk(c, e, argv[1], b"zpopmax" if highest else b"zpopmin")
@@ -287,13 +285,13 @@ def zrandmember(c, argv):
         e = _read(c, argv[1])
         if e is None:
             return None
-        z = e.value
+        z = c.db.vals[e]
         return z.order[int(c.ks.rng.random() * len(z))][1]
     count, withscores = parse_random_count(argv, b"withscores")
     e = _read(c, argv[1])
     if e is None:
         return _EMPTY
-    z = e.value
+    z = c.db.vals[e]
     members = list(z.members())
     members.reverse()  # Redis walks a sorted set from the tail: a full pick comes out reversed
     return random_pick_reply(c, members, count, z.scores.get if withscores else None)

@@ -93,9 +93,9 @@ def browse_keys(server, db_id: int, cursor: bytes, match: bytes, count: int) -> 
         if e is None:
             continue
         row = {"key": key.decode("utf-8", "backslashreplace"),
-               "type": memory.type_name(e.value),
-               "ttl_ms": e.exp - now if e.exp > 0 else -1,
-               "bytes": memory.entry_cost(e.key, e.value)}
+               "type": memory.type_name(db.vals[e]),
+               "ttl_ms": db.exp[e] - now if db.exp[e] > 0 else -1,
+               "bytes": memory.entry_cost(db.keys[e], db.vals[e])}
         # OBJECT FREQ / IDLETIME as the commands answer them (each refuses the policy
         # that does not keep its number)
         for name, handler in (("freq", object_freq), ("idle_s", object_idletime)):

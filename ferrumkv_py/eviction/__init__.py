@@ -51,7 +51,7 @@ maxmemory below a large data set is worked off within a few ticks without a writ
 budget's clock is ``ks.clock.monotonic()``, so tests on a ManualClock never run out of time.
 
 Interfaces other modules use: ``make_room()``, ``info_fields()``, ``policy_kind``,
-``object_freq(entry)``, ``freq_tracked`` / ``idle_tracked`` (OBJECT FREQ / IDLETIME), and
+``object_freq(db, slot)``, ``freq_tracked`` / ``idle_tracked`` (OBJECT FREQ / IDLETIME), and
 ``controller`` (the AHE controller, protocol in ``ahe.py``).
 
 Complexity: O(1) when under the limit; O(DBs with keys * samples) per evicted key.
@@ -68,6 +68,7 @@ from ..notify import NOTIFY_EVICTED
 from .ahe import AheSettings, SpecController, make_controller
 from .ahe_adaptive import AdaptiveController
 from ..policies import KIND_AHE, KIND_LFU, KIND_NONE, KIND_RANDOM, KIND_TTL, POLICIES, parse
+from .compiled import CompiledSampler
 from .sampler import (RETRY, SCORE_ADAPT, SCORE_CALL, SCORE_EPS, SCORE_LFU, SCORE_LRU,
                       SCORE_TTL, Sampler)
 
@@ -88,8 +89,8 @@ for _mod in pkgutil.iter_modules(__path__):
     if _mod.name.startswith("ahe_"):
         importlib.import_module(__name__ + "." + _mod.name)
 
-_has_keys = attrgetter("data")         # filter() tests in C: DBs with keys ...
-_has_volatile = attrgetter("volatile")  # ... or with TTL keys
+_has_keys = attrgetter("nkeys")        # filter() tests in C: DBs with keys ...
+_has_volatile = attrgetter("vslots")    # ... or with TTL keys
 
 
 def tenacity_budget_us(tenacity: int):
@@ -127,6 +128,10 @@ class Evictor:
         self._pass_start = 0.0        # clock of a long pass's first budget check
         self._pick = None             # sampler.pick_* of the policy; None = noeviction
         self._ctl = None              # the AHE controller while the policy is AHE
+        # the compiled path (compiled.py): built, and the kernel compiled, when a policy
+        # that evicts meets a maxmemory; use_kernel False keeps the Python sampler
+        self.compiled = None
+        self.use_kernel = True
         cfg = server.config
         on = cfg.on_change
         on("lfu-log-factor", self._set_log_factor)
@@ -192,6 +197,19 @@ class Evictor:
         target = limit - min(limit >> EVICTION_HEADROOM_SHIFT, EVICTION_HEADROOM_MAX_BYTES)
         # DBs can only lose keys while this pass runs (no command runs in between).
         dbs = list(filter(_has_volatile if vol else _has_keys, ks.dbs))
+        comp = self.compiled
+        if comp is not None and len(dbs) == 1 and pick is not self.sampler.pick_random:
+            mode = comp.mode_of(self.sampler)
+            if mode:
+                got = comp.evict(self, dbs[0], mode, vol, limit, target)
+                if got is None:                 # out of time
+                    used = ks.used_memory if self.ctl_mem is None else \
+                        ks.used_memory + self.ctl_mem()
+                    if used > limit:
+                        self.lagging = True
+                        self.exceeded_count += 1
+                    return True
+                return got
         ctl = self._ctl
         ctl_mem = self.ctl_mem
         loops = 0
@@ -203,11 +221,12 @@ class Evictor:
             if got is not RETRY:
                 db, e = got
                 if ctl is not None:
-                    ctl.on_evict(e, now)
+                    ctl.on_evict(db, e, now)
+                key = db.keys[e]
                 db.unlink(e, ks.lazy_eviction)
                 ks.evicted_keys += 1
                 if ks.notify_flags:
-                    ks.notify(db, NOTIFY_EVICTED, b"evicted", e.key)
+                    ks.notify(db, NOTIFY_EVICTED, b"evicted", key)
             used = ks.used_memory if ctl_mem is None else ks.used_memory + ctl_mem()
             if used <= target:
                 self.lagging = False
@@ -218,6 +237,16 @@ class Evictor:
                     self.lagging = True
                     self.exceeded_count += 1
                 return True
+
+    def over_budget(self, start: float) -> bool:
+        """The compiled path's budget check after each batch (``start``: the pass's first
+        clock reading)."""
+        budget = self.budget_us
+        if budget is None:
+            return False
+        if self.lagging:
+            budget = max(budget, EVICTION_CATCHUP_BUDGET_US)
+        return (self.ks.clock.monotonic() - start) * US_PER_S > budget
 
     def _out_of_time(self, loops: int) -> bool:
         """The budget check of a long pass (every EVICT_CHECK_TIME_EVERY loops)."""
@@ -232,6 +261,11 @@ class Evictor:
             return False
         return (t - self._pass_start) * US_PER_S > budget
 
+    def pool_fill(self) -> int:
+        """Candidates kept for the next eviction: the Python pool's and the kernel's."""
+        comp = self.compiled
+        return len(self.pool) + (comp.pool_n if comp is not None else 0)
+
     # ---- OBJECT FREQ / IDLETIME support ----
 
     @property
@@ -244,9 +278,9 @@ class Evictor:
         """OBJECT IDLETIME answers: every policy but lfu (Redis's rule; ahe keeps access times)."""
         return self.policy_kind != KIND_LFU
 
-    def object_freq(self, entry) -> int:
-        """The decayed Morris counter of an entry, not written back.  Complexity: O(1)."""
-        return lfu.decr(entry.lfu, entry.lru, self.ks.now_ms, self._counter_decay())
+    def object_freq(self, db, s: int) -> int:
+        """The decayed Morris counter of slot ``s``'s key, not written back.  O(1)."""
+        return lfu.decr(db.lfu[s], db.lru[s], self.ks.now_ms, self._counter_decay())
 
     def _counter_decay(self) -> int:
         """Minutes per counter decrement: ``lfu-decay-time``, unless the active AHE
@@ -264,6 +298,9 @@ class Evictor:
         self.policy = pol
         self.policy_kind = pol.kind
         self.pool.clear()
+        if self.compiled is not None:
+            self.compiled.clear()
+        self._maybe_compile(self.server.maxmemory)
         self._tell_scope()
         self._refresh_scorer()
         self._install_hooks()
@@ -349,11 +386,23 @@ class Evictor:
         """(Re)build the AHE controller: its state starts afresh."""
         self.controller = make_controller(name, self.ks, self.ahe)
         self.pool.clear()
+        if self.compiled is not None:
+            self.compiled.clear()
         self._tell_scope()
         self._refresh_scorer()
         self._install_hooks()
 
+    def _maybe_compile(self, maxmemory: int) -> None:
+        """Build the compiled path (and compile its kernel) the first time a policy that
+        evicts meets a maxmemory: numba loads then, not at start-up nor inside a write."""
+        if (self.compiled is None and self.use_kernel and maxmemory
+                and self.policy_kind not in (KIND_NONE, KIND_RANDOM)):
+            comp = CompiledSampler(self.ks)
+            comp.warm()
+            self.compiled = comp
+
     def _set_maxmemory(self, value: int) -> None:
+        self._maybe_compile(value)
         # Runs before the server stores the value and calls make_room(): mark the backlog
         # so that call, and the cron after it, work with the catch-up budget.
         if value and self.ks.used_memory > value:
@@ -363,8 +412,10 @@ class Evictor:
 
     def info_fields(self) -> list:
         """Extra ``INFO memory`` fields of the policy layer (plain decimals)."""
+        comp = self.compiled
         fields = [
-            ("eviction_pool_fill", len(self.pool)),
+            ("eviction_pool_fill", self.pool_fill()),
+            ("eviction_kernel_calls", comp.calls if comp else 0),
             ("eviction_lagging", int(self.lagging)),
             ("eviction_time_exceeded_count", self.exceeded_count),
         ]

@@ -57,10 +57,10 @@ can be plugged in by adding a class to :data:`CONTROLLERS` (and its name to the
     ``settings`` is a :class:`AheSettings` (alpha_init, step, window, feedback, decay minutes).
 ``alpha`` (attribute or property)
     the current recency weight, for INFO and tests.
-``scores(entries, now_ms) -> list[float]``
-    one score per entry, higher = evict first.
-``on_evict(entry, now_ms)``
-    called once per evicted key, *before* it is unlinked (the entry is still intact).
+``scores(db, slots, now_ms) -> list[float]``
+    one score per slot of ``db`` (its ``lru``/``lfu``/``exp`` arrays), higher = evict first.
+``on_evict(db, slot, now_ms)``
+    called once per evicted key, *before* it is unlinked (the slot still holds it).
 ``on_miss``
     ``None``, or a callable ``on_miss(key)``.  When not None the Evictor installs it as
     ``ks.miss_hook`` while the policy is AHE; the keyspace calls it on the miss branches of
@@ -215,10 +215,10 @@ class SpecController:
             self._hits0, self._misses0 = self.ks.hits, self.ks.misses
         self.settings = settings
 
-    def scores(self, entries: list, now_ms: int) -> list:
-        """EPS of each entry (see :func:`eps_score`), inlined for speed.
+    def scores(self, db, slots: list, now_ms: int) -> list:
+        """EPS of each slot's key (see :func:`eps_score`), inlined for speed.
 
-        Complexity: O(len(entries)).
+        Complexity: O(len(slots)).
         """
         a = self.state.alpha
         wr = a / RECENCY_HORIZON_MS            # alpha per idle ms, up to the horizon
@@ -229,22 +229,23 @@ class SpecController:
         now_min = now_ms // m
         ttl_edge = now_ms + TTL_SHORT_HORIZON_MS
         out = []
-        for e in entries:
-            last = e.lru
+        lrus, lfus, exps = db.lru, db.lfu, db.exp
+        for e in slots:
+            last = lrus[e]
             idle = now_ms - last
-            c = e.lfu
+            c = lfus[e]
             if decay:
                 periods = (now_min - last // m) // decay
                 if periods > 0:
                     c = c - periods if periods < c else 0
             s = (wr * idle if idle < RECENCY_HORIZON_MS else a) + base - wf * c
-            exp = e.exp
+            exp = exps[e]
             if 0 < exp <= ttl_edge:
                 s += TTL_PENALTY
             out.append(s)
         return out
 
-    def on_evict(self, entry, now_ms: int) -> None:
+    def on_evict(self, db, slot: int, now_ms: int) -> None:
         """Feed the controller one observation (window or lifetime counters).
 
         Complexity: O(1).

@@ -61,7 +61,8 @@ step of 0.06 let alpha cross the range in a burst at C = 10k but not at C = 1,00
 Ghost memory: a ring of ``keys // GHOST_FRACTION`` duels (GHOST_MIN..GHOST_MAX), preallocated
 as array columns -- victim hash, kept pick's hash and its access time (32-bit each: a hash
 collision can at worst mis-score one duel, and the time is only compared for equality), a
-state byte, and a list pointer to the kept pick's Entry (a cached key, counted already) --
+state byte, the kept pick's database id byte and a list pointer to its key (a cached key,
+counted already) --
 plus an open-addressing index from hash to slot (linear probing in an ``array('H')`` of at
 least TABLE_LOAD cells per slot, so load <= 1/2, backward-shift deletion).  About 29-37
 bytes per slot (1.5-1.9 per cached key) plus 456 bytes of object headers; it does not grow
@@ -103,13 +104,14 @@ HASH_MASK = 0xFFFF_FFFF           # ghosts keep 32-bit key hashes and 32-bit acc
 TABLE_LOAD = 4                    # index cells >= TABLE_LOAD x ring slots (load <= 1/2)
 # Bytes, counted exactly as CPython lays them out (tests check them against sys.getsizeof):
 # per ring slot three array('I') cells (victim hash, kept pick's hash, its access time), an
-# array('b') state byte and a list pointer (the kept pick's Entry: a cached key, already
-# counted); per index cell an array('H') cell; per array / list object its header.
-RING_SLOT_BYTES = 3 * 4 + 1 + memory.LIST_SLOT
+# array('b') state byte, an array('B') database id and a list pointer (the kept pick's key:
+# a cached key, already counted); per index cell an array('H') cell; per array / list
+# object its header.
+RING_SLOT_BYTES = 3 * 4 + 1 + 1 + memory.LIST_SLOT
 TABLE_CELL_BYTES = 2
 ARRAY_OBJ = 80                    # sys.getsizeof(array.array('I')) on CPython 3.11
 LIST_OBJ = 56                     # sys.getsizeof([])
-RING_OBJ_BYTES = 5 * ARRAY_OBJ + LIST_OBJ     # _vh, _ah, _alru, _state, _tab; _alt
+RING_OBJ_BYTES = 6 * ARRAY_OBJ + LIST_OBJ     # _vh, _ah, _alru, _state, _adb, _tab; _alt
 
 _NO_PICK = (-1, LFU_COUNTER_MAX + 1, -1, LFU_COUNTER_MAX + 1)   # idle, counter, idle, counter
 
@@ -189,19 +191,20 @@ class AdaptiveController:
 
     # ---- protocol: scoring ----
 
-    def scores(self, entries: list, now_ms: int) -> list:
-        """Score of each entry (see :func:`adaptive_score`), inlined.
+    def scores(self, db, slots: list, now_ms: int) -> list:
+        """Score of each slot's key of ``db`` (see :func:`adaptive_score`), inlined.
 
         On the way it remembers recency's pick (largest idle, ties: smaller counter) and
         frequency's pick (smallest counter, ties: larger idle) among the entries scored
         since the last eviction, for the duel ``on_evict`` may start.
-        Complexity: O(len(entries)).
+        Picks are ``(db, slot)`` pairs.  Complexity: O(len(slots)).
         """
-        if not entries:
+        if not slots:
             return []
+        lrus, lfus, exps = db.lru, db.lfu, db.exp
         t = self.turnover_ms
         if t is None:
-            mean_idle = sum(now_ms - e.lru for e in entries) / len(entries)
+            mean_idle = sum(now_ms - lrus[e] for e in slots) / len(slots)
             ew = self.idle_ewma_ms
             ew = mean_idle if ew is None else ew + IDLE_EWMA_WEIGHT * (mean_idle - ew)
             self.idle_ewma_ms = ew
@@ -217,28 +220,29 @@ class AdaptiveController:
         rk, ri, rc = self._rk, self._ridle, self._rcnt
         fk, fi, fc = self._fk, self._fidle, self._fcnt
         out = []
-        for e in entries:
-            idle = now_ms - e.lru
-            c = e.lfu
+        for e in slots:
+            idle = now_ms - lrus[e]
+            c = lfus[e]
             s = idle * per_ms + w * (top - c)
-            exp = e.exp
+            exp = exps[e]
             if exp > 0:
                 left = exp - now_ms
                 if left < horizon:
                     s += urgent * (1.0 - (left if left > 0 else 0) / horizon)
             out.append(s)
             if idle > ri or (idle == ri and c < rc):
-                rk, ri, rc = e, idle, c
+                rk, ri, rc = (db, e), idle, c
             if c < fc or (c == fc and idle > fi):
-                fk, fi, fc = e, idle, c
+                fk, fi, fc = (db, e), idle, c
         self._rk, self._ridle, self._rcnt = rk, ri, rc
         self._fk, self._fidle, self._fcnt = fk, fi, fc
         return out
 
     # ---- protocol: feedback ----
 
-    def on_evict(self, entry, now_ms: int) -> None:
-        """The Evictor is about to unlink ``entry``: measure, settle, maybe start a duel.
+    def on_evict(self, db, e: int, now_ms: int) -> None:
+        """The Evictor is about to unlink slot ``e`` of ``db``: measure, settle, maybe start
+        a duel.
 
         Complexity: O(1) (the picks were found while scoring; index probes are O(1) on
         average at load <= 1/2).
@@ -250,28 +254,32 @@ class AdaptiveController:
         fk, fi, fc = self._fk, self._fidle, self._fcnt
         self._rk = self._fk = None
         self._ridle, self._rcnt, self._fidle, self._fcnt = _NO_PICK
-        h = hash(entry.key) & HASH_MASK
+        key = db.keys[e]
+        last = db.lru[e]
+        h = hash(key) & HASH_MASK
         w = self._find(h)
         if w >= 0:
             slot = w >> 1
-            if not (w & 1 and self._alt[slot] is entry):
+            if not (w & 1 and self._adb[slot] == db.id and self._alt[slot] == key):
                 return                                 # a ghost's key (another db)
-            if entry.lru & HASH_MASK == self._alru[slot]:
+            if last & HASH_MASK == self._alru[slot]:
                 self._alt[slot] = None                 # the kept pick becomes a ghost too
                 return
             self._decide(slot, right=True)             # the kept pick was read before
         if rk is None:
             return
-        idle = now_ms - entry.lru
-        c = entry.lfu
-        is_r = rk is entry or idle > ri or (idle == ri and c < rc)
-        is_f = fk is entry or c < fc or (c == fc and idle > fi)
+        idle = now_ms - last
+        c = db.lfu[e]
+        me = (db, e)
+        is_r = rk == me or idle > ri or (idle == ri and c < rc)
+        is_f = fk == me or c < fc or (c == fc and idle > fi)
         if is_r == is_f:
             return                                     # the picks agree, or neither
-        other = fk if is_r else rk
-        if other.value is None:
+        odb, os_ = fk if is_r else rk
+        okey = odb.keys[os_]
+        if okey is None:
             return
-        oh = hash(other.key) & HASH_MASK
+        oh = hash(okey) & HASH_MASK
         if oh == h or self._find(oh) >= 0:
             return
         # start the duel in the ring slot at the cursor (settling the duel it held)
@@ -280,8 +288,9 @@ class AdaptiveController:
             self._expire(slot)
         self._vh[slot] = h
         self._ah[slot] = oh
-        self._alt[slot] = other
-        self._alru[slot] = other.lru & HASH_MASK
+        self._alt[slot] = okey
+        self._adb[slot] = odb.id
+        self._alru[slot] = odb.lru[os_] & HASH_MASK
         self._state[slot] = 1 if is_r else 2
         self._insert(h, slot << 1)
         self._insert(oh, (slot << 1) | 1)
@@ -307,15 +316,21 @@ class AdaptiveController:
         if w & 1:
             self._decide(slot, right=True)         # the kept pick came back first
         else:
-            alt = self._alt[slot]
-            self._decide(slot, right=alt is not None
-                         and alt.lru & HASH_MASK != self._alru[slot])
+            self._decide(slot, right=self._alt_was_read(slot))
 
     # ---- duels ----
 
+    def _alt_was_read(self, slot: int) -> bool:
+        """The kept pick of a duel is still cached and was accessed since the duel began."""
+        key = self._alt[slot]
+        if key is None:
+            return False
+        db = self.ks.dbs[self._adb[slot]]
+        s = db.find(key)
+        return s is not None and db.lru[s] & HASH_MASK != self._alru[slot]
+
     def _expire(self, slot: int) -> None:
-        alt = self._alt[slot]
-        if alt is not None and alt.lru & HASH_MASK != self._alru[slot]:
+        if self._alt_was_read(slot):
             self._decide(slot, right=True)
         else:
             self.undecided += 1
@@ -425,7 +440,7 @@ class AdaptiveController:
         dbs = self.ks.dbs
         if self.volatile:
             return sum(db.volatile for db in dbs)
-        return sum(len(db.data) for db in dbs)
+        return sum(len(db) for db in dbs)
 
     def _resize(self, cap: int) -> None:
         """New ring size (and step); pending duels are settled as if their slots were reused.
@@ -442,6 +457,7 @@ class AdaptiveController:
         self._alru = array("I", [0]) * cap
         self._state = array("b", [0]) * cap
         self._alt = [None] * cap
+        self._adb = array("B", [0]) * cap
         cells = 1 << (TABLE_LOAD * cap - 1).bit_length()
         self._tab = array("H", [0]) * cells
         self._mask = cells - 1

@@ -1,7 +1,7 @@
 """Morris LFU counters, as Redis 7.0 keeps them (evict.c ``LFULogIncr`` / ``LFUDecrAndReturn``).
 
-Every entry carries an 8-bit logarithmic access counter ``Entry.lfu`` (0..255) and the time of
-its last access ``Entry.lru`` (epoch ms, which is also when the counter's decay period
+Every key has an 8-bit logarithmic access counter ``Database.lfu[slot]`` (0..255) and the time
+of its last access ``Database.lru[slot]`` (epoch ms, which is also when the counter's decay period
 started).  A new key starts at ``LFU_INIT_VAL`` (5) so that it is not the first thing evicted.
 
 Increment (probabilistic, "Morris counter")
@@ -133,17 +133,17 @@ def make_touch(log_factor: int, decay_minutes: int, rand):
     return touch_decay
 
 
-def lfu_scores(entries: list, now_ms: int, decay_minutes: int) -> list:
+def lfu_scores(db, slots: list, now_ms: int, decay_minutes: int) -> list:
     """Eviction scores under an lfu policy: ``255 - decayed counter`` (rarest = largest).
 
-    The reference version of what the sampler computes inline.  Complexity: O(len(entries)).
+    The reference version of what the sampler computes inline.  Complexity: O(len(slots)).
     """
     out = []
     m = MS_PER_MINUTE
-    for e in entries:
-        c = e.lfu
+    for e in slots:
+        c = db.lfu[e]
         if decay_minutes:
-            periods = (now_ms // m - e.lru // m) // decay_minutes
+            periods = (now_ms // m - db.lru[e] // m) // decay_minutes
             if periods > 0:
                 c = c - periods if periods < c else 0
         out.append(LFU_COUNTER_MAX - c)

@@ -3,12 +3,11 @@ random key (random policies).
 
 Sampling
 --------
-A database keeps every entry in an array (``Database.alist``, and ``vlist`` for entries with
-a TTL; dead slots are skipped and compacted away, see keyspace.py), so a uniform draw is one
-random index: ``lst[(r * len(lst)) >> 32]`` for a uniform 32-bit word ``r``.  The words are
-drawn from ``ks.rng`` in blocks of RANDOM_BUFFER_WORDS (one ``getrandbits`` call), which costs
-far less per draw than ``int(rng.random() * n)``; slots that turn out dead (up to half of a
-list between compactions) are redrawn with ``Database.sample``.  Drawing with replacement
+A database keeps every key in a slot of its tables (``slots.py``), and the slots of keys with
+a TTL in ``vslots``, so a uniform draw is one random index ``(r * size) >> 32`` for a uniform
+32-bit word ``r``.  The words are drawn from ``ks.rng`` in blocks of RANDOM_BUFFER_WORDS (one
+``getrandbits`` call), which costs far less per draw than ``int(rng.random() * n)``; a draw
+that lands on a free slot (at most half the table while the cron compacts) is drawn again.  Drawing with replacement
 from the whole array is what makes it uniform *and* O(samples) whatever the key count; the
 Rust original took the first N keys in iteration order, which for an insertion-ordered dict
 would be FIFO eviction.
@@ -55,7 +54,7 @@ from __future__ import annotations
 import array
 from bisect import bisect_left
 
-from ..keyspace import SAMPLE_MAX_TRIES, TOMBSTONE
+from ..keyspace import SAMPLE_MAX_TRIES
 from .ahe import RECENCY_HORIZON_MS, TTL_PENALTY, TTL_SHORT_HORIZON_MS
 from .ahe_adaptive import (MIN_TURNOVER_MS, POINT_WEIGHT, TTL_URGENCY_HORIZON,
                            TTL_URGENCY_WEIGHT)
@@ -74,18 +73,10 @@ SCORE_LRU, SCORE_TTL, SCORE_LFU, SCORE_CALL, SCORE_EPS, SCORE_ADAPT = 1, 2, 3, 0
 RETRY = object()    # a pick deleted expired keys instead of choosing: re-check memory first
 
 
-def any_candidate(db, vol: bool):
-    """A candidate found without sampling, for when random draws keep hitting dead slots
-    (a sample list can be up to half dead between compactions).
-
-    Complexity: O(1) for allkeys; O(len(vlist)) for volatile, only on that rare path.
-    """
-    if not vol:
-        return db.data[next(iter(db.data))]
-    for e in db.vlist:
-        if e.value is not None and e.exp > 0:
-            return e
-    raise AssertionError("volatile count says there is a TTL key, vlist has none")
+def any_candidate(db, vol: bool) -> int:
+    """A candidate slot found without sampling, for when random draws keep hitting free
+    slots.  Complexity: O(1)."""
+    return db.vslots[0] if vol else db.any_slot()
 
 
 class Sampler:
@@ -96,7 +87,7 @@ class Sampler:
         self.pool = EvictionPool()
         self.samples = 5
         self.mode = SCORE_LRU
-        self.scorer = None            # callable(entries, now_ms) -> scores, for SCORE_CALL
+        self.scorer = None            # callable(db, slots, now_ms) -> scores, for SCORE_CALL
         self.eps = None               # the SpecController whose EPS SCORE_EPS computes
         self.adapt = None             # the AdaptiveController SCORE_ADAPT scores for
         self.decay_minutes = 1
@@ -109,7 +100,7 @@ class Sampler:
     def pick_pooled(self, now: int, dbs: list, vol: bool):
         """Sample ``dbs`` into the pool and pop the best live candidate.
 
-        Returns ``(db, entry)``, RETRY when sampling deleted expired keys, or None when no DB
+        Returns ``(db, slot)``, RETRY when sampling deleted expired keys, or None when no DB
         has a candidate any more.  Complexity: O(len(dbs) * samples) expected.
         """
         ks = self.ks
@@ -121,7 +112,7 @@ class Sampler:
             expired0 = ks.expired_keys
             found = False
             for db in dbs:
-                if db.volatile if vol else db.data:
+                if db.vslots if vol else db.nkeys:
                     found = True
                     populate(db, now, vol)
             if not found:
@@ -132,12 +123,14 @@ class Sampler:
                 scores.pop()
                 dbid, key = items.pop()
                 db = all_dbs[dbid]
-                e = db.data.get(key)
-                if e is not None and (e.exp > 0 or not vol):
-                    if 0 < e.exp < now:
-                        db._expire_entry(e)   # unlink, expired_keys, "expired" event
-                        return RETRY
-                    return db, e
+                e = db.find(key)
+                if e is not None:
+                    x = db.exp[e]
+                    if x or not vol:
+                        if x and x < now:
+                            db._expire_slot(e)   # unlink, expired_keys, "expired" event
+                            return RETRY
+                        return db, e
                 # a ghost: the key went away since it was scored
         return None
 
@@ -159,17 +152,20 @@ class Sampler:
         bytecodes per evicted key (allkeys-lru; lfu 897 -> 791, volatile-lru 782 -> 710).
         """
         if vol:
-            lst = db.vlist
-            free = db.vfree
-            live = db.volatile
+            lst = db.vslots
+            live = len(lst)
         else:
-            lst = db.alist
-            free = db.afree
-            live = len(db.data)
+            lst = None
+            live = db.nkeys
+        use_list = vol                          # draw from vslots, else from the slot range
+        keys = db.keys
+        lrus = db.lru
+        lfus = db.lfu
+        exps = db.exp
         n = self.samples
         if n > live:
             n = live
-        size = len(lst)
+        size = len(lst) if vol else len(keys)
         buf = self._buf
         i = self._pos
         end = len(buf)
@@ -222,10 +218,11 @@ class Sampler:
         tries = n * SAMPLE_MAX_TRIES
         while need:
             if tries < need:
-                if need < n or not (db.volatile if vol else db.data):
+                if need < n or not (db.vslots if vol else db.nkeys):
                     break
-                # the draws kept hitting dead slots: one draw from a list of one candidate
+                # the draws kept hitting free slots: one candidate found without drawing
                 lst = [any_candidate(db, vol)]
+                use_list = True     # (draw from that one-slot list)
                 size = 1
                 words = (0,)
             else:
@@ -239,27 +236,28 @@ class Sampler:
             need = 0
             for r in words:
                 j = (r * size) >> RANDOM_WORD_BITS
-                e = lst[j]
-                if e.value is None:
-                    need += 1                   # dead slot: draw again, and free it once
-                    if e is not TOMBSTONE:      # (keyspace.py "Sampling in O(1)")
-                        lst[j] = TOMBSTONE
-                        free.append(j)
-                    continue
-                exp = e.exp
-                if exp > 0:
-                    if exp < now:               # already expired: delete, counts as drawn
-                        db._expire_entry(e)   # unlink, expired_keys, "expired" event
+                if use_list:
+                    e = lst[j]
+                else:
+                    e = j
+                    if keys[e] is None:
+                        need += 1               # a free slot: draw again
                         continue
-                elif vol:
-                    need += 1                   # its TTL was removed: draw again
-                    continue
+                exp = exps[e]
+                if exp:
+                    if exp < now:               # already expired: delete, counts as drawn
+                        db._expire_slot(e)    # unlink, expired_keys, "expired" event
+                        if vol:
+                            size = len(lst)     # vslots lost that slot
+                            if not size:
+                                break
+                        continue
                 if mode == SCORE_LRU:
-                    s = -e.lru
+                    s = -lrus[e]
                 elif mode == SCORE_EPS:
-                    last = e.lru
+                    last = lrus[e]
                     idle = now - last
-                    c = e.lfu
+                    c = lfus[e]
                     if decay:
                         periods = (now_min - last // MS_PER_MINUTE) // decay
                         if periods > 0:
@@ -268,24 +266,24 @@ class Sampler:
                     if 0 < exp <= ttl_edge:
                         s += TTL_PENALTY
                 elif mode == SCORE_ADAPT:
-                    idle = now - e.lru
-                    c = e.lfu
+                    idle = now - lrus[e]
+                    c = lfus[e]
                     s = idle * per_ms + w * (LFU_COUNTER_MAX - c)
                     if exp > 0:
                         left = exp - now
                         if left < horizon:
                             s += urgent * (1.0 - (left if left > 0 else 0) / horizon)
                     if idle > ri or (idle == ri and c < rc):
-                        rk, ri, rc = e, idle, c
+                        rk, ri, rc = (db, e), idle, c
                     if c < fc or (c == fc and idle > fi):
-                        fk, fi, fc = e, idle, c
+                        fk, fi, fc = (db, e), idle, c
                 elif mode == SCORE_TTL:
                     s = -exp
                 elif mode == SCORE_LFU:
-                    s = e.lfu
+                    s = lfus[e]
                     if decay:
                         # integer minute arithmetic on the cached now_min, no call
-                        periods = (now_min - e.lru // MS_PER_MINUTE) // decay
+                        periods = (now_min - lrus[e] // MS_PER_MINUTE) // decay
                         if periods > 0:
                             s = s - periods if periods < s else 0
                     s = LFU_COUNTER_MAX - s
@@ -302,15 +300,15 @@ class Sampler:
                     k = bisect_left(scores, s)
                     full = len(scores) + 1 == cap
                 scores.insert(k, s)
-                items.insert(k, (dbid, e.key))
+                items.insert(k, (dbid, keys[e]))
         self._pos = i
         if mode == SCORE_ADAPT:
             ctl._rk, ctl._ridle, ctl._rcnt = rk, ri, rc
             ctl._fk, ctl._fidle, ctl._fcnt = fk, fi, fc
         if batch:   # a controller's own scores(): not inline, so no need to inline the offer
             offer = self.pool.offer
-            for s, e in zip(self.scorer(batch, now), batch):
-                offer(s, dbid, e.key)
+            for s, e in zip(self.scorer(db, batch, now), batch):
+                offer(s, dbid, keys[e])
 
     def _refill(self, n: int) -> list:
         """Refill the buffer of uniform random 32-bit words from ``ks.rng``.
@@ -334,12 +332,12 @@ class Sampler:
         last = self.next_db
         chosen = None
         for db in dbs:                    # first candidate DB after the last one used
-            if db.id > last and (db.volatile if vol else db.data):
+            if db.id > last and (db.vslots if vol else db.nkeys):
                 chosen = db
                 break
         if chosen is None:
             for db in dbs:
-                if db.volatile if vol else db.data:
+                if db.vslots if vol else db.nkeys:
                     chosen = db
                     break
             else:
@@ -348,7 +346,8 @@ class Sampler:
         self.next_db = db.id
         got = db.sample(1, vol)
         e = got[0] if got else any_candidate(db, vol)
-        if 0 < e.exp < now:
-            db._expire_entry(e)   # unlink, expired_keys, "expired" event
+        x = db.exp[e]
+        if x and x < now:
+            db._expire_slot(e)   # unlink, expired_keys, "expired" event
             return RETRY
         return db, e

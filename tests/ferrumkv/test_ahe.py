@@ -50,19 +50,19 @@ def test_controller_scores_match_reference_with_decay_and_ttl():
     for i in range(20):
         e = db.set(b"k%d" % i, b"v")
         for _ in range(i * 3):
-            db.lookup_read(e.key)
+            db.lookup_read(b"k%d" % i)
         if i % 3 == 0:
             db.set_expire(e, ks.now_ms + 1000 * (i * 7))
         clock.advance(37_000)
         ks.refresh_time()
     clock.advance(5 * 60_000)
     now = clock.now_ms()
-    ents = list(db.data.values())
-    got = srv.evictor.controller.scores(ents, now)
+    ents = list((s for _, s in db.items()))
+    got = srv.evictor.controller.scores(db, ents, now)
     for e, s in zip(ents, got):
-        counter = decr(e.lfu, e.lru, now, 1)
-        left = (e.exp - now) if e.exp > 0 else None
-        assert s == pytest.approx(eps_score(0.5, now - e.lru, counter, left))
+        counter = decr(db.lfu[e], db.lru[e], now, 1)
+        left = (db.exp[e] - now) if db.exp[e] > 0 else None
+        assert s == pytest.approx(eps_score(0.5, now - db.lru[e], counter, left))
 
 
 # ---- AdaptiveHybridState on synthetic feeds ----
@@ -125,12 +125,12 @@ def test_window_mode_uses_hits_since_last_update():
     ks.hits += 30
     ks.misses += 70                              # this window: 30%
     for _ in range(4):
-        ctl.on_evict(None, 0)
+        ctl.on_evict(None, 0, 0)
     assert ctl.state.last_hit_ratio == pytest.approx(0.3)
     ks.hits += 60
     ks.misses += 40                              # next window: 60%
     for _ in range(4):
-        ctl.on_evict(None, 0)
+        ctl.on_evict(None, 0, 0)
     assert ctl.state.last_hit_ratio == pytest.approx(0.6)
 
 
@@ -141,7 +141,7 @@ def test_lifetime_mode_uses_cumulative_counters():
     ks.hits += 30
     ks.misses += 70
     for _ in range(4):
-        ctl.on_evict(None, 0)
+        ctl.on_evict(None, 0, 0)
     assert ctl.state.last_hit_ratio == pytest.approx(9030 / 10100)
 
 
@@ -149,9 +149,9 @@ def test_resetstat_does_not_produce_negative_window():
     srv, _ = inproc(ahe_window=2)
     ks, ctl = srv.ks, srv.evictor.controller
     ks.hits, ks.misses = 500, 500
-    ctl.on_evict(None, 0)
+    ctl.on_evict(None, 0, 0)
     ks.hits, ks.misses = 3, 1                    # CONFIG RESETSTAT, then traffic
-    ctl.on_evict(None, 0)
+    ctl.on_evict(None, 0, 0)
     assert ctl.state.last_hit_ratio == pytest.approx(0.75)
     ctl.state._check()
 
@@ -180,8 +180,8 @@ def test_controller_registry_is_pluggable():
     class Fixed(SpecController):
         name = "fixed-test"
 
-        def scores(self, entries, now_ms):
-            return [len(e.key) for e in entries]  # evict the longest key names first
+        def scores(self, db, slots, now_ms):
+            return [len(db.keys[e]) for e in slots]  # evict the longest key names first
 
         def on_miss(self, key):
             calls.append(key)
@@ -228,14 +228,14 @@ def test_optional_protocol_members_scope_and_counter_decay():
             db.lookup_read(b"k")
         clock.advance(30 * 60_000)
         srv.ks.refresh_time()
-        assert ev.object_freq(e) == 15          # decay 0 under this controller
+        assert ev.object_freq(db, e) == 15          # decay 0 under this controller
         db.lookup_read(b"k")
-        assert e.lfu == 16
+        assert db.lfu[e] == 16
         srv.config.set("maxmemory-policy", "allkeys-lfu")  # back to lfu-decay-time 1
-        assert ev.object_freq(e) == 16
+        assert ev.object_freq(db, e) == 16
         clock.advance(5 * 60_000)
         srv.ks.refresh_time()
-        assert ev.object_freq(e) == 11
+        assert ev.object_freq(db, e) == 11
     finally:
         del ahe.CONTROLLERS["scoped-test"]
 

@@ -14,9 +14,12 @@ from ferrumkv_py.eviction import ahe_adaptive as A
 from ferrumkv_py.eviction import lfu
 from ferrumkv_py.eviction.ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings
 from ferrumkv_py.eviction.pool import EvictionPool
-from ferrumkv_py.keyspace import Entry, Keyspace
+from ferrumkv_py.keyspace import Keyspace
 
 NOW = 1_700_000_000_000
+
+
+_DB = [None]        # the database of the test's keyspace: ent() creates keys there
 
 
 def make(alpha=0.5, keys=0):
@@ -25,21 +28,53 @@ def make(alpha=0.5, keys=0):
     for i in range(keys):
         db.add(b"fill:%d" % i, b"v")
     ctl = A.AdaptiveController(ks, AheSettings(alpha_init=alpha))
+    _DB[0] = db
     return ks, ctl
 
 
+class K:
+    """A key made for a test in a slot of the test's database, with its metadata as
+    attributes (the controller reads the slot arrays; these read and write them)."""
+
+    def __init__(self, db, key, lru, lfu, exp):
+        while db.find(key) is not None:          # the same name twice: a distinct key each time
+            key += b"'"
+        self.db, self.key = db, key
+        self.slot = db.add(key, b"v")
+        db.set_access(self.slot, lru, lfu)
+        if exp > 0:
+            db.set_expire(self.slot, exp)
+
+    lru = property(lambda self: self.db.lru[self.slot],
+                   lambda self, v: self.db.lru.__setitem__(self.slot, v))
+    lfu = property(lambda self: self.db.lfu[self.slot])
+    exp = property(lambda self: self.db.exp[self.slot])
+
+    def unlink(self):
+        """What the Evictor does after on_evict."""
+        self.db.unlink(self.slot)
+
+
 def ent(key, idle_ms, counter, now=NOW, exp=0):
-    return Entry(key, b"v", now - idle_ms, counter, exp)
+    return K(_DB[0], key, now - idle_ms, counter, exp)
+
+
+def scores(ctl, ents, now):
+    return ctl.scores(_DB[0], [e.slot for e in ents], now)
+
+
+def evict(ctl, e, now):
+    ctl.on_evict(e.db, e.slot, now)
 
 
 def duel(ctl, victim_recency: bool, i: int, now=NOW):
     """Score a recency pick and a frequency pick, evict one; returns (victim, other)."""
     r = ent(b"r%d" % i, 50_000, 9, now)       # idle, but read often before
     f = ent(b"f%d" % i, 10, 5, now)           # fresh, but rare
-    ctl.scores([r, f], now)
+    scores(ctl, [r, f], now)
     victim, other = (r, f) if victim_recency else (f, r)
-    ctl.on_evict(victim, now)
-    victim.value = None                       # what Database.unlink does
+    evict(ctl, victim, now)
+    victim.unlink()
     return victim, other
 
 
@@ -57,7 +92,7 @@ def test_scores_match_reference_and_ttl_urgency():
     ctl.turnover_ms = 8_000.0
     ents = [ent(b"a", 100, 5), ent(b"b", 90_000, 30), ent(b"c", 5, 200, exp=NOW + 2_000),
             ent(b"d", 5, 200, exp=NOW + 50_000), ent(b"e", 0, 0, exp=NOW - 1)]
-    got = ctl.scores(ents, NOW)
+    got = scores(ctl, ents, NOW)
     for e, s in zip(ents, got):
         left = e.exp - NOW if e.exp > 0 else None
         want = A.adaptive_score(ctl.alpha, NOW - e.lru, e.lfu, left, 8_000.0)
@@ -73,14 +108,14 @@ def test_scores_do_not_depend_on_the_request_rate():
     slow.turnover_ms, fast.turnover_ms = 50_000.0, 1_000.0
     rnd = random.Random(3)
     spec = [(50 * rnd.randrange(0, 4_000), rnd.randrange(0, 40)) for _ in range(50)]
-    s1 = slow.scores([ent(b"k", i, c) for i, c in spec], NOW)
-    s2 = fast.scores([ent(b"k", i // 50, c) for i, c in spec], NOW)
+    s1 = scores(slow, [ent(b"k", i, c) for i, c in spec], NOW)
+    s2 = scores(fast, [ent(b"k", i // 50, c) for i, c in spec], NOW)
     assert s1 == pytest.approx(s2)
 
 
 def test_fallback_turnover_is_the_sampled_idle_ewma():
     _, ctl = make()
-    ctl.scores([ent(b"a", 1_000, 5), ent(b"b", 3_000, 5)], NOW)
+    scores(ctl, [ent(b"a", 1_000, 5), ent(b"b", 3_000, 5)], NOW)
     assert ctl.idle_ewma_ms == pytest.approx(2_000)
     assert ctl.turnover_ms is None
 
@@ -89,7 +124,7 @@ def test_fallback_turnover_is_the_sampled_idle_ewma():
 
 def test_alpha_moves_to_recency_when_frequency_victims_come_back():
     _, ctl = make(keys=20_000)
-    ctl.on_evict(ent(b"x", 1, 5), NOW)        # first eviction sizes the ring (1,000 slots)
+    evict(ctl, ent(b"x", 1, 5), NOW)        # first eviction sizes the ring (1,000 slots)
     assert ctl.cap == 1_000 and ctl.step == pytest.approx(A.DUEL_STEP_BUDGET / 1_000)
     a0 = ctl.alpha
     for i in range(20):
@@ -123,8 +158,8 @@ def test_kept_pick_touched_first_means_the_victim_was_right():
 def test_kept_pick_evicted_untouched_becomes_a_ghost_and_can_win():
     _, ctl = make()
     victim, other = duel(ctl, victim_recency=False, i=0)
-    ctl.on_evict(other, NOW)                  # evicted later without being read
-    other.value = None
+    evict(ctl, other, NOW)                    # evicted later without being read
+    other.unlink()
     assert ctl.active == 1 and ctl.ghost_entries == 2
     ctl.on_miss(other.key)                    # ...and read (a miss) before the victim
     assert ctl.frequency_wins == 1 and ctl.active == 0
@@ -135,7 +170,7 @@ def test_kept_pick_evicted_after_a_read_decides_at_once():
     _, ctl = make()
     victim, other = duel(ctl, victim_recency=False, i=0)
     other.lru += 1
-    ctl.on_evict(other, NOW + 1)
+    evict(ctl, other, NOW + 1)
     assert ctl.frequency_wins == 1 and ctl.active == 0
     ctl._check()
 
@@ -143,19 +178,19 @@ def test_kept_pick_evicted_after_a_read_decides_at_once():
 def test_no_duel_when_the_picks_agree_or_the_victim_is_neither():
     _, ctl = make()
     a, b = ent(b"a", 9_000, 5), ent(b"b", 10, 9)  # a is both picks
-    ctl.scores([a, b], NOW)
-    ctl.on_evict(a, NOW)
+    scores(ctl, [a, b], NOW)
+    evict(ctl, a, NOW)
     assert ctl.duels == 0
     r, f, m = ent(b"r", 9_000, 9), ent(b"f", 10, 5), ent(b"m", 500, 7)
-    ctl.scores([r, f, m], NOW)
-    ctl.on_evict(m, NOW)
+    scores(ctl, [r, f, m], NOW)
+    evict(ctl, m, NOW)
     assert ctl.duels == 0
     ctl._check()
 
 
 def test_ring_reuse_settles_old_duels():
     ks, ctl = make(keys=0)
-    ctl.on_evict(ent(b"x", 1, 5), NOW)        # first eviction sizes the ring (GHOST_MIN)
+    evict(ctl, ent(b"x", 1, 5), NOW)        # first eviction sizes the ring (GHOST_MIN)
     cap = ctl.cap
     pairs = [duel(ctl, victim_recency=True, i=i) for i in range(cap)]
     pairs[0][1].lru += 1                      # only the first kept pick was read
@@ -195,10 +230,13 @@ def test_turnover_is_keys_times_ms_per_eviction():
     now = NOW
     for i in range(A.EVICTIONS_PER_BLOCK):
         now += 2
-        ctl.on_evict(ent(b"z%d" % i, 0, 5, now), now)
+        x = ent(b"z%d" % i, 0, 5, now)
+        evict(ctl, x, now)
+        x.unlink()
     assert ctl.ms_per_eviction == pytest.approx(2.0 * (A.EVICTIONS_PER_BLOCK - 1)
                                                 / A.EVICTIONS_PER_BLOCK)
-    assert ctl.turnover_ms == pytest.approx(3_000 * ctl.ms_per_eviction)
+    # keys counted at the eviction, the victim still among them
+    assert ctl.turnover_ms == pytest.approx(3_001 * ctl.ms_per_eviction)
     assert ctl.cap == 3_000 // A.GHOST_FRACTION
 
 
@@ -206,7 +244,7 @@ def test_volatile_scope_counts_only_keys_with_ttl():
     ks, ctl = make(keys=1_000)
     db = ks.dbs[0]
     for i in range(100):
-        db.set_expire(db.data[b"fill:%d" % i], NOW + 10_000)
+        db.set_expire(db.find(b"fill:%d" % i), NOW + 10_000)
     ctl.set_scope(True)
     assert ctl._population() == 100
     ctl.set_scope(False)
@@ -231,7 +269,7 @@ def test_ghost_memory_is_bounded_and_reported():
 
 
 def _real_bytes(ctl) -> int:
-    objs = (ctl._vh, ctl._ah, ctl._alru, ctl._state, ctl._tab, ctl._alt)
+    objs = (ctl._vh, ctl._ah, ctl._alru, ctl._state, ctl._adb, ctl._tab, ctl._alt)
     return sum(sys.getsizeof(o) for o in objs)
 
 
@@ -239,7 +277,7 @@ def _real_bytes(ctl) -> int:
 def test_ghost_bytes_are_the_real_bytes_and_few_per_slot(keys):
     ks, ctl = make(keys=0)
     ctl._population = lambda: keys
-    ctl.on_evict(ent(b"x", 1, 5), NOW)        # sizes the ring
+    evict(ctl, ent(b"x", 1, 5), NOW)        # sizes the ring
     want = min(max(keys // A.GHOST_FRACTION, A.GHOST_MIN), A.GHOST_MAX)
     assert ctl.cap == want
     # what extra_memory_bytes() charges is what CPython allocated for the ring and index
@@ -306,7 +344,7 @@ def test_step_scales_with_the_ring_so_alpha_travel_is_size_free(keys):
     alpha by the same amount at any cache size."""
     _, ctl = make(alpha=AHE_ALPHA_MIN)
     ctl._population = lambda: keys
-    ctl.on_evict(ent(b"x", 1, 5), NOW)
+    evict(ctl, ent(b"x", 1, 5), NOW)
     assert ctl.cap == keys // A.GHOST_FRACTION
     assert ctl.step * ctl.cap == pytest.approx(A.DUEL_STEP_BUDGET)
     wins = int(0.1 * ctl.cap)                 # recency wins: a tenth of a ring
@@ -327,7 +365,7 @@ def test_step_scales_with_the_ring_so_alpha_travel_is_size_free(keys):
 def test_step_is_capped_for_tiny_rings():
     _, ctl = make()
     ctl._population = lambda: 100
-    ctl.on_evict(ent(b"x", 1, 5), NOW)
+    evict(ctl, ent(b"x", 1, 5), NOW)
     assert ctl.cap == A.GHOST_MIN
     assert ctl.step == A.STEP_MAX == min(A.DUEL_STEP_BUDGET / A.GHOST_MIN, A.STEP_MAX)
 
@@ -387,18 +425,18 @@ def read_through(ctl_or_none, keys: list, capacity: int, seed: int = 1):
         key = b"k%d" % k
         if db.lookup_read(key) is not None:
             continue
-        if len(db.data) >= capacity:
+        if len(db) >= capacity:
             now = ks.now_ms
             victim = None
             while victim is None:
                 ents = db.sample(5)
-                scores = ctl.scores(ents, now) if ctl else [now - e.lru for e in ents]
-                for s, e in zip(scores, ents):
-                    pool.offer(s, 0, e.key)
+                got = ctl.scores(db, ents, now) if ctl else [now - db.lru[e] for e in ents]
+                for sc, e in zip(got, ents):
+                    pool.offer(sc, 0, db.keys[e])
                 while victim is None and len(pool):
-                    victim = db.data.get(pool.pop_best()[-1])   # (..., key)
+                    victim = db.find(pool.pop_best()[-1])   # (..., key)
             if ctl is not None:
-                ctl.on_evict(victim, now)
+                ctl.on_evict(db, victim, now)
             db.unlink(victim)
         db.add(key, b"v")
     return ks.hits / (ks.hits + ks.misses), ctl
@@ -447,11 +485,11 @@ def test_evictor_runs_the_adaptive_controller():
     assert ks.miss_hook == ctl.on_miss
     db = ks.dbs[0]
     e = db.set(b"counted", b"v")
-    e.lfu = 20
+    db.lfu[e] = 20
     clock.advance(10 * 60_000)                # ten idle minutes: no wall-clock decay here
     ks.refresh_time()
     db.lookup_read(b"counted")
-    assert e.lfu >= 20 and ev.object_freq(e) >= 20
+    assert db.lfu[e] >= 20 and ev.object_freq(db, e) >= 20
     for i in range(3_000):
         db.set(b"fill:%d" % i, b"x" * 20)
     srv.maxmemory = ks.used_memory + ctl.extra_memory_bytes()

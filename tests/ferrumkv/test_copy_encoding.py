@@ -98,8 +98,9 @@ def _check_all(ks) -> None:
     the server's loop, so no command or cron runs meanwhile)."""
     ks._check()
     for db in ks.dbs[:2]:
-        for e in db.data.values():
-            if e.value.__class__ is not bytes:
-                assert e.value.mem == memory.recount(e.value), e.key
-            if e.value.__class__ is ZSet:
-                e.value._check()
+        for key, e in db.items():
+            v = db.vals[e]
+            if v.__class__ is not bytes:
+                assert v.mem == memory.recount(v), key
+            if v.__class__ is ZSet:
+                v._check()

@@ -153,8 +153,8 @@ def _setup(ks, rng):
 def _snapshot(ks):
     db = ks.dbs[0]
     out = {}
-    for key, e in db.data.items():
-        v = e.value
+    for key, e in db.items():
+        v = db.vals[e]
         if isinstance(v, ZSet):
             v._check()
             val = ("zset", list(v.order), v.listpack, v.mem)
@@ -169,7 +169,7 @@ def _snapshot(ks):
         else:
             val = (type(v).__name__, list(v.items()) if isinstance(v, dict) else list(v),
                    v.mem)
-        out[key] = (val, e.lru, e.lfu, e.exp)
+        out[key] = (val, db.lru[e], db.lfu[e], db.exp[e])
     return out, ks.used_memory, ks.hits, ks.misses, ks.expired_keys
 
 
@@ -200,14 +200,14 @@ def test_fast_paths_match_general_paths(seed, lfu):
                 ks.watched = {(0, argv[1]): {w}}
         if step % 97 == 0:                 # an SRANDMEMBER builds a set's index
             for c in (c1, c2):
-                e = c.db.data.get(argv[1])
-                if e is not None and isinstance(e.value, RSet):
-                    sets.set_index(e.value)
+                e = c.db.find(argv[1])
+                if e is not None and isinstance(c.db.vals[e], RSet):
+                    sets.set_index(c.db.vals[e])
         if step % 211 == 0:                # a TTL on a container
             ttl = rng.randrange(1, 200)
             for ks in (ks1, ks2):
-                e = ks.dbs[0].data.get(argv[1])
-                if e is not None and e.exp == 0:
+                e = ks.dbs[0].find(argv[1])
+                if e is not None and ks.dbs[0].exp[e] == 0:
                     ks.dbs[0].set_expire(e, ks.now_ms + ttl)
         r1 = _run(_HANDLERS[name], c1, argv)
         r2 = _run(_general(name), c2, argv)
@@ -230,7 +230,7 @@ def test_fast_paths_replies_and_errors():
     ks, c, _ = _world(False)
     db = ks.dbs[0]
     assert _one(ks, b"incr", b"n") == 1 and _one(ks, b"incr", b"n") == 2
-    assert db.data[b"n"].value == b"2"
+    assert db.vals[db.find(b"n")] == b"2"
     db.add(b"big", b"999999999999999999")
     assert _one(ks, b"incr", b"big") == 10 ** 18
     db.add(b"max", b"9223372036854775807")
@@ -242,9 +242,9 @@ def test_fast_paths_replies_and_errors():
         _one(ks, b"incr", b"zero")
     assert _one(ks, b"lpush", b"l", b"a") == 1 and _one(ks, b"lpush", b"l", b"b") == 2
     assert _one(ks, b"rpush", b"l", b"c") == 3
-    assert list(db.data[b"l"].value) == [b"b", b"a", b"c"]
+    assert list(db.vals[db.find(b"l")]) == [b"b", b"a", b"c"]
     assert _one(ks, b"lpop", b"l") == b"b" and _one(ks, b"rpop", b"l") == b"c"
-    assert _one(ks, b"lpop", b"l") == b"a" and b"l" not in db.data   # the last one
+    assert _one(ks, b"lpop", b"l") == b"a" and db.find(b"l") is None   # the last one
     for name, argv in ((b"lpush", (b"x",)), (b"lpop", ()), (b"sadd", (b"m",)),
                        (b"hset", (b"f", b"v")), (b"zadd", (b"1", b"m"))):
         with pytest.raises(CommandError) as info:   # WRONGTYPE on the string "n"
@@ -255,10 +255,10 @@ def test_fast_paths_replies_and_errors():
     assert info.value.text.startswith("WRONGTYPE")
     assert _one(ks, b"sadd", b"s", b"m") == 0 and _one(ks, b"sadd", b"s", b"n") == 1
     assert _one(ks, b"hset", b"h", b"f", b"v") == 1
-    assert _one(ks, b"hset", b"h", b"f", b"vv") == 0 and db.data[b"h"].value[b"f"] == b"vv"
+    assert _one(ks, b"hset", b"h", b"f", b"vv") == 0 and db.vals[db.find(b"h")][b"f"] == b"vv"
     assert _one(ks, b"zadd", b"z", b"5", b"a") == 1 and _one(ks, b"zadd", b"z", b"3", b"a") == 0
     assert _one(ks, b"zadd", b"z", b"3", b"b") == 1
-    assert list(db.data[b"z"].value.order) == [(3.0, b"a"), (3.0, b"b")]
+    assert list(db.vals[db.find(b"z")].order) == [(3.0, b"a"), (3.0, b"b")]
     ks._check()
 
 
@@ -266,10 +266,10 @@ def test_zadd_fast_path_leaves_listpack_like_redis():
     ks, _, _ = _world(False)
     for i in range(129):
         _one(ks, b"zadd", b"z", b"%d" % i, b"m%d" % i)
-        assert ks.dbs[0].data[b"z"].value.listpack == (i < 128)
+        assert ks.dbs[0].vals[ks.dbs[0].find(b"z")].listpack == (i < 128)
     _one(ks, b"zadd", b"y", b"1", b"a")
     _one(ks, b"zadd", b"y", b"2", b"x" * 65)
-    assert not ks.dbs[0].data[b"y"].value.listpack
+    assert not ks.dbs[0].vals[ks.dbs[0].find(b"y")].listpack
     ks._check()
 
 

@@ -119,18 +119,18 @@ def test_keyspace_reads_increment_and_decay_on_manual_clock():
     db.set(b"k", b"v")
     for _ in range(99):
         assert db.lookup_read(b"k") is not None
-    e = db.data[b"k"]
-    assert e.lfu == 104                        # redis.conf: factor 0, 100 hits
+    e = db.find(b"k")
+    assert db.lfu[e] == 104                        # redis.conf: factor 0, 100 hits
     clock.advance(3 * MS_PER_MINUTE)
     ks.refresh_time()
-    assert ev.object_freq(e) == 101            # decayed for display, not written back
-    assert e.lfu == 104
+    assert ev.object_freq(db, e) == 101            # decayed for display, not written back
+    assert db.lfu[e] == 104
     db.lookup_read(b"k")                       # decay written back, then +1 (factor 0)
-    assert e.lfu == 102
+    assert db.lfu[e] == 102
     srv.config.set("lfu-decay-time", "0")
     clock.advance(60 * MS_PER_MINUTE)
     ks.refresh_time()
-    assert ev.object_freq(e) == 102
+    assert ev.object_freq(db, e) == 102
     ks._check()
 
 
@@ -140,12 +140,12 @@ def test_knobs_apply_at_runtime():
     db.set(b"k", b"v")
     for _ in range(20):
         db.lookup_read(b"k")
-    slow = db.data[b"k"].lfu
+    slow = db.lfu[db.find(b"k")]
     assert slow < 15                           # factor 1000: ~1 increment past 5
     srv.config.set("lfu-log-factor", "0")
     for _ in range(20):
         db.lookup_read(b"k")
-    assert db.data[b"k"].lfu == slow + 20
+    assert db.lfu[db.find(b"k")] == slow + 20
 
 
 def test_counter_maintained_only_under_lfu_and_ahe():
@@ -156,7 +156,7 @@ def test_counter_maintained_only_under_lfu_and_ahe():
         db.set(b"k", b"v")
         db.lookup_read(b"k")
         assert srv.ks.lfu_on is on
-        assert db.data[b"k"].lfu == (LFU_INIT_VAL + 1 if on else LFU_INIT_VAL), policy
+        assert db.lfu[db.find(b"k")] == (LFU_INIT_VAL + 1 if on else LFU_INIT_VAL), policy
         assert srv.evictor.freq_tracked is on
         assert srv.evictor.idle_tracked is (not policy.endswith("-lfu"))
 
@@ -168,11 +168,11 @@ def test_lfu_scores_rank_rare_keys_first():
         db.set(key, b"v")
         for _ in range(reads):
             db.lookup_read(key)
-    ents = [db.data[k] for k in (b"hot", b"warm", b"cold")]
-    scores = lfu.lfu_scores(ents, srv.ks.now_ms, 1)
+    ents = [db.find(k) for k in (b"hot", b"warm", b"cold")]
+    scores = lfu.lfu_scores(db, ents, srv.ks.now_ms, 1)
     assert scores == [255 - 55, 255 - 15, 255 - 5]
     clock.advance(10 * MS_PER_MINUTE)
-    assert lfu.lfu_scores(ents, clock.now_ms(), 1) == [255 - 45, 255 - 5, 255]
+    assert lfu.lfu_scores(db, ents, clock.now_ms(), 1) == [255 - 45, 255 - 5, 255]
 
 
 @pytest.mark.parametrize("decay", [0, 1, 2, 7])

@@ -26,13 +26,14 @@ def test_string_key_cost_is_the_sum_of_its_parts():
     key, val = b"key:000000000001", b"x" * 10
     assert memory.entry_cost(key, val) == memory.KEY_OVERHEAD + len(key) + \
         memory.STRING_OVERHEAD + len(val)
-    assert memory.KEY_OVERHEAD == (memory.ENTRY_ALLOC + memory.KEYSPACE_DICT_SLOT
-                                   + memory.SAMPLE_LIST_SLOT + memory.BYTES_OBJ
+    assert memory.KEY_OVERHEAD == (memory.SLOT_INT + memory.SLOT_LISTS + memory.SLOT_ARRAYS
+                                   + memory.KEYSPACE_DICT_SLOT + memory.BYTES_OBJ
                                    + memory.SMALL_ALLOC_SLACK)
     # the calibration points of the module docstring
-    assert memory.entry_cost(key, val) == 247
-    assert memory.entry_cost(key, b"x" * 1000) == 1237
-    assert memory.entry_cost(key, val) + memory.EXPIRE_COST == 311
+    assert memory.entry_cost(key, val) == 235
+    assert memory.entry_cost(key, b"x" * 100) == 325
+    assert memory.entry_cost(key, b"x" * 1000) == 1225
+    assert memory.entry_cost(key, val) + memory.EXPIRE_COST == 243
 
 
 def test_used_memory_follows_every_change_in_o1():

@@ -1,6 +1,10 @@
-"""Why an evicted key costs microseconds: the price of one random draw from the keyspace.
+"""Why an evicted key cost microseconds: the price of one random draw from the keyspace.
 
-Eviction samples ``maxmemory-samples`` entries at uniformly random positions of a sample list
+(A measurement of the layout before issue 15, kept because it motivated the slot layout of
+``ferrumkv_py/slots.py``: the keyspace no longer holds ``Entry`` objects; this script builds
+its own.)
+
+Eviction sampled ``maxmemory-samples`` entries at uniformly random positions of a sample list
 (``Database.alist``) per victim.  Each draw reads a list slot, the :class:`Entry` it points
 to and the ``lru`` int object the entry points to: three dependent loads at random addresses.
 Once the data set is larger than the CPU caches those are memory (and TLB) misses, and that,
@@ -11,8 +15,8 @@ server has) and times the same loop body -- read the slot, test ``value``, negat
 over random and over sequential positions, and the same over an ``array('q')`` of the lru
 values (one load, no objects), for a few sizes::
 
-    .venv/bin/python bench/sample_latency.py                 # N = 10k, 200k, 1M (~30 s)
-    .venv/bin/python bench/sample_latency.py --sizes 50000,2000000
+    .venv/bin/python research/fullcache/sample_latency.py            # N = 10k, 200k, 1M
+    .venv/bin/python research/fullcache/sample_latency.py --sizes 50000,2000000
 
 Printed: ns per draw, and random minus sequential, the stall a random draw adds.  Seen here
 (2 vCPU VM, L2 4 MiB, other jobs running; best of 3): 48 ns random vs 70 sequential at 10k
@@ -34,9 +38,14 @@ import sys
 import time
 from array import array
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from ferrumkv_py.keyspace import Entry  # noqa: E402
+
+class Entry:
+    """The former per-key object: key, value, lru, lfu, exp."""
+    __slots__ = ("key", "value", "lru", "lfu", "exp")
+
+    def __init__(self, key, value, lru, lfu=5, exp=0):
+        self.key, self.value, self.lru, self.lfu, self.exp = key, value, lru, lfu, exp
 
 DRAWS = 1_000_000
 REPEATS = 3
