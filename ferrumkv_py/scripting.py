@@ -43,6 +43,7 @@ import time
 import lupa.lua51 as lua51
 
 from . import errors
+from .client_state import ClientState
 from .errors import CommandError, OOMError, ScriptError
 from .registry import lookup
 from .resp import (NULL_ARRAY, ErrorReply, ProtocolError, Raw, RespSet, Status, Verbatim,
@@ -68,40 +69,16 @@ SHEBANG_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster",
                  "allow-cross-slot-keys")
 
 
-class ScriptClient:
+class ScriptClient(ClientState):
     """The client a script's commands run on (Redis's Lua client): the caller's database,
-    its own protocol version (``redis.setresp``), never in MULTI, never watching."""
+    its own protocol version (``redis.setresp``), never in MULTI, never watching; it
+    subscribes to nothing and tracks nothing."""
 
     def __init__(self, server):
-        self.server = server
-        self.ks = server.ks
-        self.db = server.ks.dbs[0]
-        self.proto = 2
+        ClientState.__init__(self, server)
         self.id = 0
-        self.name = b""
-        self.lib_name = self.lib_ver = b""
-        self.multi = None
-        self.multi_error = self.multi_denyoom = False
-        self.watched: list = []
-        self.dirty_cas = False
         self.authenticated = True
-        self.closing = False
-        self.paused = False
-        self.last_cmd = "NULL"
         self.addr = self.laddr = ""
-        self.fd = -1
-        self.created = self.last_interaction = time.monotonic()
-        # what the pub/sub, tracking and output-limit code reads of a client (client.py):
-        # a script's client subscribes to nothing and tracks nothing
-        self.obuf_class = "normal"
-        self.sub_channels: dict = {}
-        self.sub_patterns: dict = {}
-        self.sub_shard: dict = {}
-        self.tracking = None
-        self.slow_path = False
-        self.executing = None
-        self.pending = None
-        self.aborted = False
 
     def watch(self, keys) -> None:
         pass
