@@ -12,32 +12,16 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import socket
 import subprocess
 import sys
 import time
 
 import redis
 
+from _ports import free_port, wait_port
+
 START_TIMEOUT_S = 20
 MS_PER_S = 1000
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_up(port: int) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        try:
-            redis.Redis(port=port).ping()
-            return
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    raise RuntimeError("server on port %d did not start" % port)
 
 
 def fill(c, key: str, kind: str, n: int) -> None:
@@ -82,8 +66,8 @@ def main() -> None:
              subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--port", str(oport)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
-        wait_up(rport)
-        wait_up(oport)
+        wait_port(rport, timeout_s=START_TIMEOUT_S)
+        wait_port(oport, timeout_s=START_TIMEOUT_S)
         ours, red = redis.Redis(port=oport), redis.Redis(port=rport)
         for kind in ("string", "list", "set", "hash", "zset"):
             od, orr, ol = timed(ours, kind, args.n, args.rounds)

@@ -60,6 +60,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _ports import free_port  # noqa: E402
 from workloads import stop_process  # noqa: E402
 SERVER_CPU, CLIENT_CPU = "0", "1"
 ALL_POLICIES = ("allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-ahe",
@@ -74,12 +75,6 @@ INPROC_TICK_WRITES = 16      # writes per 1 ms ManualClock step
 OPCODE_KEYS = 20_000         # keys loaded for --opcodes (tracing is slow)
 OPCODE_WRITES = 2_000        # traced writes for --opcodes
 US_PER_S = 1e6
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def taskset(cpu: str) -> list:

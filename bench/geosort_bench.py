@@ -14,13 +14,14 @@ import argparse
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
 import redis
+
+from _ports import free_port, wait_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 POINTS = 5000          # geo set members
@@ -43,23 +44,6 @@ CASES = [
     ("SORT 2000 BY w_* GET #", ["SORT", "lst", "BY", "w_*", "GET", "#", "LIMIT", "0", "10"]),
     ("LCS 2000x2000 IDX", ["LCS", "la", "lb", "IDX"]),
 ]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait(port: int) -> None:
-    deadline = time.time() + 20
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server on port %d did not start" % port)
 
 
 def _load(r: redis.Redis, seed: int = 1) -> None:
@@ -94,7 +78,7 @@ def main(argv=None) -> None:
     exe = shutil.which("redis-server")
     if exe is None:
         sys.exit("redis-server not found")
-    pr, pf = _free_port(), _free_port()
+    pr, pf = free_port(), free_port()
     procs = [
         subprocess.Popen([exe, "--port", str(pr), "--bind", "127.0.0.1", "--save", "",
                           "--appendonly", "no"], stdout=subprocess.DEVNULL),
@@ -102,8 +86,8 @@ def main(argv=None) -> None:
                          cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
     ]
     try:
-        _wait(pr)
-        _wait(pf)
+        wait_port(pr)
+        wait_port(pf)
         rr, rf = redis.Redis(port=pr), redis.Redis(port=pf)
         _load(rr)
         _load(rf)

@@ -28,18 +28,14 @@ import time
 
 import redis
 
+from _ports import free_port
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOAD_BATCH_KEYS = 5000
 IN_PROCESS_KEYS = 200_000
 IN_PROCESS_RUNS = 7
 PATTERNS = (b"user:123456:name", b"user:12345*", b"*:name", b"*9999*", b"user:?????7:name",
             b"item:[0-4]*[05]", b"user:\\1*", b"*1*2*3*4*5*", b"*")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start(cmd: list, port: int, root=None) -> subprocess.Popen:

@@ -45,6 +45,8 @@ import sys
 import threading
 import time
 
+from _ports import free_port, wait_port
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PIECE_BYTES = 16 * 1024
 PING_GAP_S = 0.002            # the watching client's pause between PINGs
@@ -56,23 +58,6 @@ KEY_LEN = 120
 KEYS_STARS = 4                # '*a' repeated: a backtracking matcher is exponential in it
 KEYS_TIMEOUT_S = 60.0         # past this KEYS counts as hung (the server is then killed)
 START_TIMEOUT_S = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int) -> None:
-    deadline = time.time() + START_TIMEOUT_S
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server on port %d did not start" % port)
 
 
 def pid_of(port: int, started: dict) -> int | None:
@@ -268,8 +253,8 @@ def start_servers(args) -> tuple[int, int, dict, list]:
                              stderr=subprocess.DEVNULL)
         procs.append(p)
         started[theirs] = p.pid
-    wait_port(ours)
-    wait_port(theirs)
+    wait_port(ours, timeout_s=START_TIMEOUT_S)
+    wait_port(theirs, timeout_s=START_TIMEOUT_S)
     return ours, theirs, started, procs
 
 

@@ -29,18 +29,14 @@ import subprocess
 import sys
 import time
 
+from _ports import free_port
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHANNEL = b"bench"
 PAYLOAD_BYTES = 16
 CONNECT_CONCURRENCY = 500        # connections opened at a time
 START_TIMEOUT_S = 20.0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(kind: str, port: int, maxclients: int) -> subprocess.Popen:

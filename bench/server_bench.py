@@ -42,7 +42,6 @@ import io
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -50,7 +49,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _ports import free_port, wait_port  # noqa: E402  (console_cost imports free_port here)
 from workloads import stop_process  # noqa: E402
+
 TESTS = ["set", "get", "incr", "lpush", "lpop", "sadd", "hset", "zadd", "mset", "lrange_100"]
 SERVER_CPU, CLIENT_CPU = "0", "1"
 CLIENTS = 50                       # redis-benchmark -c
@@ -76,25 +77,6 @@ RSS_MAX_RATIO = 2.5                # RSS per key at most 2.5x redis-server's
 NOTES_HEADING = "\n## Findings"    # from this heading on, --out is kept when rewritten
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen) -> None:
-    deadline = time.time() + PORT_WAIT_S
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("server exited with %s" % proc.returncode)
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server on port %d did not start" % port)
-
-
 def taskset(cpu: str) -> list[str]:
     return ["taskset", "-c", cpu] if shutil.which("taskset") and os.cpu_count() > 1 else []
 
@@ -113,7 +95,7 @@ class Proc:
         self.p = subprocess.Popen(taskset(SERVER_CPU) + cmd, cwd=root,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            wait_port(self.port, self.p)
+            wait_port(self.port, self.p, PORT_WAIT_S)
         except RuntimeError:
             self.stop()
             raise

@@ -26,6 +26,7 @@ import logging
 import time
 
 from . import errors, limits
+from .client_state import ClientState
 from .errors import CommandError
 from .registry import COMMANDS, lookup
 from .resp import (NULL_ARRAY, QUEUED, ProtocolError, QueryBufferLimit, Raw,
@@ -53,51 +54,26 @@ BIG_REPLY_BYTES = 1024          # replies this long count toward the output limi
 DEFAULT_HIGH_WATER_BYTES = 64 * 1024   # asyncio's write-buffer high-water mark
 
 
-class Client(asyncio.Protocol):
-    """A connected client: protocol object and command context in one (fewer hops)."""
+class Client(asyncio.Protocol, ClientState):
+    """A connected client: protocol object and command context in one (fewer hops).
+    The command context (``c.db``, ``c.proto``, MULTI, pub/sub ...) is :class:`ClientState`,
+    shared with the client scripts run on."""
 
     def __init__(self, server):
-        self.server = server
-        self.ks = server.ks
+        ClientState.__init__(self, server)
         self.id = server.next_client_id()
-        self.db = server.ks.dbs[0]
-        self.proto = 2
-        self.name = b""
-        self.lib_name = b""
-        self.lib_ver = b""
         self.reader = RequestReader(server.config["proto-max-bulk-len"])
         self.reader.query_limit = server.config["client-query-buffer-limit"]
-        # client-output-buffer-limit (limits.py): the class, the reply bytes of one read
-        # after which replies are written and checked early, the soft-limit clock
-        self.obuf_class = "normal"
+        # client-output-buffer-limit (limits.py): the reply bytes of one read after which
+        # replies are written and checked early, the soft-limit clock
         self.obuf_early = limits.early_write_bytes(server.obuf_limits["normal"])
         self.obuf_soft_since = None
         self.obuf_big = 0            # large-reply bytes since the last early write
-        self.aborted = False         # closed for its output limit: unsent replies dropped
         self._count = server.stats.pending.append   # Stats.flush counts them per read
         self.authenticated = not server.requirepass
         self.transport = None
         self.addr = "?:0"
         self.laddr = "?:0"
-        self.fd = -1
-        self.created = time.monotonic()
-        self.last_interaction = self.created
-        self.multi = None            # list of (spec, argv) while in MULTI
-        self.multi_error = False
-        self.multi_denyoom = False   # a queued command has the denyoom flag
-        self.watched: list = []      # (db id, key) pairs this client WATCHes
-        self.dirty_cas = False
-        self.closing = False
-        self.paused = False
-        self.last_cmd = "NULL"
-        # ---- pub/sub, tracking (pubsub.py, tracking.py) ----
-        self.sub_channels: dict = {}  # channel -> None, in subscription order
-        self.sub_patterns: dict = {}
-        self.sub_shard: dict = {}
-        self.tracking = None         # tracking.ClientTracking while CLIENT TRACKING is on
-        self.slow_path = False       # subscribed or tracking: every command takes call()
-        self.executing = None        # this read's reply list while its commands run
-        self.pending = None          # frames pushed by other clients' commands, unsent
 
     @property
     def authenticated(self) -> bool:

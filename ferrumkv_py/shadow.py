@@ -82,7 +82,13 @@ def _load_kernels() -> None:
         factsfile, AggregateCurve = ff, curve
 
 INSTANCE_ID = "ferrumkv"
-READ, READ_CONT, WRITE = 0, 2, 4      # kind codes in the flag byte; bit 0 = the server hit
+# The buffer's flag byte, one per key: bit flags of the shadow's own, not the event kinds of
+# a litehit trace (``litehit.trace.READ`` / ``WRITE``, spelt "get" / "write" in the file).
+FLAG_HIT = 1                # bit 0: the server found the key (reads)
+FLAG_CONT = 2               # bit 1: continues the previous key's prefix request (prefix MGET)
+FLAG_WRITE = 4              # bit 2: a write, committed without a fact (the dispatcher's inline
+                            # fast path in client.py appends it as the literal 4)
+FLAG_KIND = FLAG_CONT | FLAG_WRITE   # a byte & FLAG_KIND == 0: a read that starts a request
 MAX_FACT_BATCHES_BYTES = 256 * 1024 * 1024   # facts kept for LITEHIT SAVE, beyond: oldest dropped
 CURVE_DEFAULT_POINTS = 16
 CONSUME_SLICE_KEYS = 4096             # keys replayed per event-loop callback (see cron)
@@ -145,7 +151,7 @@ class Shadow:
     #     if spec in shadow.single and not c.db.id:  # GET, writes whose one key is argv[1]
     #         if shadow.keep_all or hash(argv[1]) < shadow.keep:
     #             shadow.keys.append(argv[1])
-    #             shadow.flags.append(4 if spec.write else reply is not None)
+    #             shadow.flags.append(4 if spec.write else reply is not None)  # FLAG_WRITE
     #     elif spec.first_key > 0:
     #         shadow.record(c, spec, argv, reply)
     #
@@ -164,13 +170,13 @@ class Shadow:
             return
         if spec in self.single:           # slow path, or a db other than 0
             keys = [argv[1]]
-            flags = bytes([WRITE if spec.write else READ | (reply is not None)])
+            flags = bytes([FLAG_WRITE if spec.write else reply is not None])
         else:
             keys = spec.keys(argv)
             if not keys:
                 return
             if spec.write:
-                flags = bytes([WRITE]) * len(keys)
+                flags = bytes([FLAG_WRITE]) * len(keys)
             elif spec.keyspace_read:
                 if spec is self._mget and reply.__class__ is list:
                     hits = [x is not None for x in reply]
@@ -181,10 +187,10 @@ class Shadow:
                     # a prefix request is sampled as a whole, by its first key
                     if not self.keep_all and hash(keys[0]) >= self.keep:
                         return
-                    self._append(c, keys, bytes([(READ if i == 0 else READ_CONT) | h
+                    self._append(c, keys, bytes([(FLAG_CONT if i else 0) | h
                                                  for i, h in enumerate(hits)]))
                     return
-                flags = bytes([READ | h for h in hits])
+                flags = bytes(hits)
             else:
                 return
         if not self.keep_all:
@@ -231,7 +237,7 @@ class Shadow:
             self.consume()
             return
         cut = CONSUME_SLICE_KEYS
-        while cut < n and flags[cut] & 6 == READ_CONT:   # never split a prefix request
+        while cut < n and flags[cut] & FLAG_CONT:   # never split a prefix request
             cut += 1
         # The rest stays first in line: the dispatcher appends after it.
         self.keys, self.flags = keys[cut:], flags[cut:]
@@ -259,21 +265,21 @@ class Shadow:
         np.cumsum(lengths, out=koff[1:])
         ids = hash_keys(b"".join(keys), koff)
         fl = np.frombuffer(flags, dtype=np.uint8)
-        kind = fl & 6
+        kind = fl & FLAG_KIND
         if self.mode == "keys":                         # no prefix continuations
             offsets = np.arange(n + 1, dtype=np.int64)
             starts = offsets[:-1]
         else:
             # A request starts at every key that is not the continuation of a prefix
             # request; every write key is its own (commit-only) request.
-            starts = np.flatnonzero(kind != READ_CONT)
+            starts = np.flatnonzero(kind != FLAG_CONT)
             offsets = np.empty(len(starts) + 1, dtype=np.int64)
             offsets[:-1] = starts
             offsets[-1] = n
         now_ns = max(self.server.ks.now_ms * 1_000_000, self._last_ns)
         self._last_ns = now_ns
         facts = self.core.process_batch(ids, offsets, now_ns)
-        is_read = kind[starts] == READ
+        is_read = kind[starts] == 0                   # not FLAG_WRITE (a start is never CONT)
         seq0 = self._seq
         self._accumulate(facts, is_read, fl, offsets)
         if self._trace is not None:
@@ -293,7 +299,7 @@ class Shadow:
         self.read_blocks += int(read_sizes.sum())
         self.writes += len(is_read) - n_read
         # The server's own prefix hits: leading keys of each read request that it found.
-        hit = (fl & 1).astype(bool)
+        hit = (fl & FLAG_HIT).astype(bool)
         read_starts = offsets[:-1][is_read]
         if n_read:
             if self.mode == "prefix":

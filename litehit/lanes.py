@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from litehit.batchprep import gather_flat, normalize_flat
-from litehit.config import InstanceConfig, OfflineConfig
+from litehit.config import InstanceConfig, ReplayConfig
 from litehit.preprocess import normalize_request
 from litehit.factsfile import lane_columns, row_prefix
 from litehit.trace import READ, WRITE, TraceError, parse_events
@@ -44,7 +44,7 @@ class ReplayPlan:
     commit_writes: bool
 
     @classmethod
-    def from_config(cls, config: OfflineConfig) -> "ReplayPlan":
+    def from_config(cls, config: ReplayConfig) -> "ReplayPlan":
         lane_of_id = {inst.instance_id: i for i, inst in enumerate(config.instances)}
         if config.fanout_all_instances:
             route, override = ROUTE_FANOUT, NO_LANE

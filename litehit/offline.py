@@ -37,7 +37,7 @@ from itertools import islice
 
 import numpy as np
 
-from litehit.config import EVENTS_PER_WORKER_WINDOW, OfflineConfig
+from litehit.config import EVENTS_PER_WORKER_WINDOW, ReplayConfig
 from litehit.core import LiteHit
 from litehit.factsfile import FACTS_FILE_NAME, FACTS_HEADER_LINE, curve_cells, row
 from litehit.lanes import LaneBatch, PreparedChunk, ReplayPlan, concat_lane_batches, \
@@ -190,7 +190,7 @@ def _replay_window(cores: list, window: list[PreparedChunk], stats: ReplayStats,
     return rows
 
 
-def run_replay(config: OfflineConfig, progress: ProgressFn | None = None,
+def run_replay(config: ReplayConfig, progress: ProgressFn | None = None,
                clock: Callable[[], float] = time.perf_counter) -> ReplayStats:
     """Replay ``config.trace_file_path`` and publish ``litehit_facts.csv`` atomically.
 

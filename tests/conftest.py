@@ -175,6 +175,16 @@ def raw(server):
         c.close()
 
 
+def command_frame(*args) -> bytes:
+    """One command as a client sends it: a RESP array of bulk strings (bytes as they are,
+    str as UTF-8, anything else through str())."""
+    parts = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        parts.append(b"$%d\r\n%b\r\n" % (len(a), a))
+    return b"".join(parts)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -194,16 +204,18 @@ def run_redis_server(*extra: str):
     proc = subprocess.Popen([exe, "--port", str(port), "--save", "", "--appendonly", "no",
                              "--bind", "127.0.0.1", *extra], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield port
-    proc.terminate()
-    proc.wait(10)
+    try:
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,8 @@
 """FUNCTION LOAD / DELETE / FLUSH / LIST / STATS / KILL / DUMP / RESTORE, FCALL, FCALL_RO.
 
 A library is Lua code starting ``#!lua name=<lib>``; running it once (in the engine's VM,
-``scripting_lua.load_library``) registers its functions with ``redis.register_function``
+``load_library`` of ``scripting/loader.py``) registers its functions with
+``redis.register_function``
 (``(name, callback)`` or ``{function_name=, callback=, flags={...}, description=}``).
 Functions always run with flags semantics (no EVAL compatibility mode): without
 ``no-writes`` a function may write, so FCALL_RO refuses it.

@@ -1,4 +1,4 @@
-"""EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT: Lua scripts (engine: ``scripting.py``).
+"""EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT: Lua scripts (engine: ``scripting/``).
 
 Redis 7.0's argument rules: ``numkeys`` must be an integer (``value is not an integer or out
 of range``), at most the number of arguments after it, not negative; an EVALSHA digest that

@@ -4,12 +4,11 @@ byte."""
 
 from __future__ import annotations
 
-from ..conftest import RawConn
+from ..conftest import RawConn, command_frame
 
 
 def frame(args) -> bytes:
-    args = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+    return command_frame(*args)
 
 
 class Pair:

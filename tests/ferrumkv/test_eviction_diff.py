@@ -16,6 +16,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import RawConn
+from tests.conftest import command_frame as resp
 
 pytestmark = pytest.mark.needs_redis
 
@@ -23,14 +24,6 @@ REDIS_POLICIES = ("volatile-lru", "volatile-lfu", "volatile-random", "volatile-t
                   "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction")
 KNOBS = ("maxmemory", "maxmemory-policy", "maxmemory-samples", "maxmemory-eviction-tenacity",
          "lfu-log-factor", "lfu-decay-time")
-
-
-def resp(*args) -> bytes:
-    parts = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        parts.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(parts)
 
 
 class Side:

@@ -4,14 +4,14 @@ and end to end (redis-py, DUMP / RESTORE, busy functions and FUNCTION KILL)."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 import redis
 
 from ferrumkv_py.scripting import parse_resp
 from tests.conftest import RawConn, ServerThread
-from tests.ferrumkv.test_scripting_diff import cmd
+from tests.conftest import command_frame as cmd
+from tests.ferrumkv.script_util import send_until
 
 LIB = ("#!lua name=mylib\n"
        "redis.register_function('f1', function(keys, args) return {keys[1], args[1]} end)\n"
@@ -149,14 +149,7 @@ def test_busy_function_and_function_kill(make_server):
             out.append(e)
     t = threading.Thread(target=run)
     t.start()
-    deadline = time.monotonic() + 20
-    while True:
-        other.send(cmd("GET", "x"))
-        reply = other.read_reply()
-        if reply.startswith(b"-BUSY"):
-            break
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    reply = send_until(other, cmd("GET", "x"), lambda r: r.startswith(b"-BUSY"))
     assert reply == (b"-BUSY Redis is busy running a script. You can only call FUNCTION KILL "
                      b"or SHUTDOWN NOSAVE.\r\n")
     other.send(cmd("SCRIPT", "KILL"))

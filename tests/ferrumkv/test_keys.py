@@ -10,7 +10,7 @@ import redis
 from ferrumkv_py import memory
 from ferrumkv_py.values import RHash, RList, RSet
 
-from ..conftest import RawConn
+from ..conftest import RawConn, command_frame
 from .conftest import START_MS, err, stats
 
 
@@ -442,8 +442,7 @@ def test_differential_against_redis(redis_server, server):
             conn.read_reply()
         for line in DIFF_SCRIPT:
             args = line.split()
-            frame = b"*%d\r\n" % len(args) + b"".join(
-                b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in args)
+            frame = command_frame(*args)
             replies = []
             for conn in (real, ours):
                 conn.send(frame)
@@ -467,7 +466,7 @@ def test_random_commands_differential(redis_server, server):
     byte-identical to Redis 7.0 (timing-sensitive replies and OBJECT internals left out)."""
     import random
 
-    from .test_strings import _same_replies
+    from .diff_util import same_replies
     rng = random.Random(99)
     keys = ["k%d" % i for i in range(6)]
     vals = ["", "0", "1", "-1", "9999", "10000", "abc", "x" * 50, "3.5", "01", " 1",
@@ -500,4 +499,4 @@ def test_random_commands_differential(redis_server, server):
         lambda: ["SELECT", rng.choice(["0", "0", "1"])],
     ]
     commands = [rng.choice(gens)() for _ in range(1500)]
-    _same_replies(redis_server, server.port, commands + [["SELECT", "1"], ["FLUSHDB"]])
+    same_replies(redis_server, server.port, commands + [["SELECT", "1"], ["FLUSHDB"]])

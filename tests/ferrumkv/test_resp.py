@@ -18,6 +18,7 @@ from ferrumkv_py import resp_hiredis
 from ferrumkv_py.resp import (NEED_MORE, NULL_ARRAY, OK, PyRequestReader, Raw, RequestReader,
                               ErrorReply, ProtocolError, RespSet, Status, Verbatim, encode,
                               encode_error, split_inline)
+from tests.conftest import command_frame as mb
 
 READERS = {
     "python": lambda: PyRequestReader(),
@@ -81,10 +82,6 @@ def drive(make, chunks, step=get_one):
                 reader._check()
             got.extend(commands)
     return got, "more"
-
-
-def mb(*args: bytes) -> bytes:
-    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%b\r\n" % (len(a), a) for a in args)
 
 
 PIPELINES = [

@@ -10,14 +10,8 @@ import pytest
 import redis
 
 from tests.conftest import RawConn
-
-
-def cmd(*args) -> bytes:
-    parts = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        parts.append(b"$%d\r\n%b\r\n" % (len(a), a))
-    return b"".join(parts)
+from tests.conftest import command_frame as cmd
+from tests.ferrumkv.script_util import send_until
 
 
 # ---- redis-py: Lock, register_script, pipelines ----
@@ -266,14 +260,7 @@ def test_busy_script_and_script_kill(make_server):
     assert other.read_reply() == b"+PONG\r\n"
     out = []
     t = _eval_in_thread(s.port, "local i = 0 while true do i = i + 1 end", out)
-    deadline = time.monotonic() + 20
-    while True:
-        other.send(cmd("GET", "x"))
-        reply = other.read_reply()
-        if reply.startswith(b"-BUSY"):
-            break
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    reply = send_until(other, cmd("GET", "x"), lambda r: r.startswith(b"-BUSY"))
     assert reply == (b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL "
                      b"or SHUTDOWN NOSAVE.\r\n")
     other.send(cmd("FUNCTION", "KILL"))
@@ -318,14 +305,7 @@ def test_unkillable_after_write_then_shutdown_nosave(make_server):
     other.read_reply()
     out = []
     t = _eval_in_thread(s.port, "redis.call('set', 'w', '1') while true do end", out)
-    deadline = time.monotonic() + 20
-    while True:
-        other.send(cmd("SCRIPT", "KILL"))
-        reply = other.read_reply()
-        if not reply.startswith(b"-NOTBUSY"):
-            break
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    reply = send_until(other, cmd("SCRIPT", "KILL"), lambda r: not r.startswith(b"-NOTBUSY"))
     assert reply.startswith(b"-UNKILLABLE Sorry the script already executed write commands")
     other.send(cmd("SHUTDOWN", "NOSAVE"))
     assert other.closed(10)

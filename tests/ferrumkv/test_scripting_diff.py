@@ -6,24 +6,12 @@ the two replies must be identical, error texts and line numbers included.
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
-
 import pytest
 
-from tests.conftest import RawConn, ServerThread, free_port
+from tests.conftest import RawConn, ServerThread, run_redis_server
+from tests.conftest import command_frame as cmd
 
 pytestmark = pytest.mark.needs_redis
-
-
-def cmd(*args) -> bytes:
-    parts = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        parts.append(b"$%d\r\n%b\r\n" % (len(a), a))
-    return b"".join(parts)
 
 
 @pytest.fixture(scope="module")
@@ -244,31 +232,21 @@ def test_command_replies_as_lua(pair):
                 assert a == b, (resp, call, proto)
 
 
-def test_math_random_sequence():
+@pytest.fixture
+def fresh_redis_server():
+    """A redis-server of this test's own: math.random's sequence starts at its start."""
+    yield from run_redis_server()
+
+
+def test_math_random_sequence(fresh_redis_server):
     """math.random follows redis-server's sequence from a fresh start (rand48)."""
-    exe = shutil.which("redis-server")
-    if exe is None:
-        pytest.skip("redis-server not installed")
-    port = free_port()
-    proc = subprocess.Popen([exe, "--port", str(port), "--save", "", "--appendonly", "no",
-                             "--bind", "127.0.0.1"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
     ours = ServerThread()
     try:
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
         script = ("local t = {} for i = 1, 5 do t[#t+1] = tostring(math.random()) end "
                   "t[#t+1] = math.random(1000) t[#t+1] = math.random(-5, 5) "
                   "math.randomseed(42) t[#t+1] = math.random(1000000) return t")
-        a = both((ours.port, port), "EVAL", script, 0)
-        b = both((ours.port, port), "EVAL", script, 0)
+        a = both((ours.port, fresh_redis_server), "EVAL", script, 0)
+        b = both((ours.port, fresh_redis_server), "EVAL", script, 0)
         assert a[0] == a[1] and b[0] == b[1]
     finally:
         ours.stop()
-        proc.terminate()
-        proc.wait(10)

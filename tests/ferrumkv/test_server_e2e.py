@@ -16,13 +16,11 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from tests.conftest import command_frame as mb
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 NO_RETRY = Retry(NoBackoff(), 0)  # redis-py retries auth and connect errors
-
-
-def mb(*args: bytes) -> bytes:
-    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%b\r\n" % (len(a), a) for a in args)
 
 
 # ---- a server process ----

@@ -241,8 +241,8 @@ def test_cron_replays_in_slices_between_client_reads(mode):
         for req in accesses:
             for i, k in enumerate(req):
                 sh.keys.append(k)
-                sh.flags.append((shadow_mod.READ if i == 0 else shadow_mod.READ_CONT)
-                                | (i % 2))
+                sh.flags.append((shadow_mod.FLAG_CONT if i else 0)
+                                | (shadow_mod.FLAG_HIT if i % 2 else 0))
         return server, sh
 
     whole_server, whole = buffered_server()

@@ -12,8 +12,8 @@ from ferrumkv_py.commands._longdouble import (LD_INF, format_long_double_human, 
 from ferrumkv_py.errors import CommandError
 from ferrumkv_py.values import RList
 
-from ..conftest import RawConn
 from .conftest import START_MS, err, stats
+from .diff_util import same_replies
 
 
 @pytest.fixture
@@ -316,28 +316,9 @@ DIFF_SCRIPT = [
 ]
 
 
-def _frame(args) -> bytes:
-    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a.encode())
-                                          for a in args)
-
-
-def _same_replies(redis_port, our_port, commands) -> None:
-    real, ours = RawConn(redis_port), RawConn(our_port)
-    try:
-        for args in [["FLUSHALL"]] + commands + [["FLUSHALL"]]:
-            replies = []
-            for conn in (real, ours):
-                conn.send(_frame(args))
-                replies.append(conn.read_reply())
-            assert replies[1] == replies[0], args
-    finally:
-        real.close()
-        ours.close()
-
-
 @pytest.mark.needs_redis
 def test_differential_against_redis(redis_server, server):
-    _same_replies(redis_server, server.port, [line.split() for line in DIFF_SCRIPT])
+    same_replies(redis_server, server.port, [line.split() for line in DIFF_SCRIPT])
 
 
 def _random_float_text(rng) -> str:
@@ -368,4 +349,4 @@ def test_incrbyfloat_random_differential(redis_server, server):
         if i % 10 == 0:
             commands.append(["SET", key, _random_float_text(rng)])
         commands.append(["INCRBYFLOAT", key, _random_float_text(rng)])
-    _same_replies(redis_server, server.port, commands)
+    same_replies(redis_server, server.port, commands)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from litehit.batchprep import normalize_flat, offsets_of
-from litehit.config import ConfigError, parse_config
+from litehit.config import ReplayConfigError, parse_config
 from litehit.convert import convert_mooncake
 from litehit.core import LiteHit
 from litehit.factsfile import FACTS_FILE_NAME, iter_facts_rows
@@ -324,7 +324,7 @@ FAIL_CONFIGS = {
 def test_bad_configs_are_rejected(tmp_path, case):
     change, message = FAIL_CONFIGS[case]
     obj = {**make_config(tmp_path, [GOOD]), **change}
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(ReplayConfigError) as info:
         parse_config(obj)
     assert message in str(info.value)
 

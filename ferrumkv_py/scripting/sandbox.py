@@ -22,10 +22,10 @@ script sees:
   ``{err='ERR ' .. msg}``, and the table gets the ``source`` / ``line`` of the script frame
   that failed (C frames and this bootstrap's own frames are skipped, as Redis skips the C
   frame of ``redis.call``);
-* :func:`encode`: the Lua -> RESP conversion of a script's result (``luaReplyToRedisReply``):
-  strings bulk, numbers truncated to integers (``%d`` is C's cast), booleans by the Lua
-  client's RESP version, tables as error / status / double / big number / verbatim / map /
-  set / array (stopping at the first nil), anything else null.
+* the Lua -> RESP conversion of a script's result (``replies.LUA_TO_RESP``, pasted at
+  ``__LUA_TO_RESP__``), the libraries (``lib_*.py``, at ``__LIBS__``) and the FUNCTION
+  library loader (``loader.py``, at ``__LOADER__``): pieces of this one chunk, so they
+  share its locals.
 
 The instruction-count hook (``install_hook``) calls ``py.hook`` every
 ``HOOK_INSTRUCTIONS`` VM instructions; the engine answers other clients from there while a
@@ -35,6 +35,10 @@ Coroutines created by scripts get the same hook.
 """
 
 from __future__ import annotations
+
+from . import lib_bit, lib_cjson, lib_cmsgpack, lib_struct
+from .loader import LOADER
+from .replies import LUA_TO_RESP
 
 HOOK_INSTRUCTIONS = 100_000   # VM instructions between two hook calls (Redis: 100000)
 BOOT_CHUNK = "=ferrumkv"      # chunk name of the bootstrap: its frames are not the script's
@@ -221,7 +225,7 @@ math.randomseed = cfunc(function(...)
   rand_seed(checkint((...), 1, 'randomseed'))
 end)
 
--- ---- libraries (cjson, bit, struct, cmsgpack): scripting_libs.py ----
+-- ---- libraries (bit, cjson, cmsgpack, struct): lib_*.py ----
 do
 __LIBS__
 end
@@ -351,94 +355,7 @@ setmetatable(real_globals, {__index = function(t, k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
 end})
 
--- ---- Lua -> RESP (luaReplyToRedisReply) ----
-local function maptext(s) return (gsub(s, "[\r\n]", " ")) end
-local function enc(v, out, proto)
-  local t = type(v)
-  if t == 'string' then
-    out[#out + 1] = '$' .. #v .. '\r\n' .. v .. '\r\n'
-  elseif t == 'number' then
-    out[#out + 1] = fmt(':%d\r\n', v)
-  elseif t == 'boolean' then
-    if lua_resp == 2 then
-      out[#out + 1] = v and ':1\r\n' or (proto == 3 and '_\r\n' or '$-1\r\n')
-    elseif proto == 3 then
-      out[#out + 1] = v and '#t\r\n' or '#f\r\n'
-    else
-      out[#out + 1] = v and ':1\r\n' or ':0\r\n'
-    end
-  elseif t == 'table' then
-    local e = rawget(v, 'err')
-    if type(e) == 'string' then out[#out + 1] = '-' .. maptext(e) .. '\r\n'; return end
-    local ok = rawget(v, 'ok')
-    if type(ok) == 'string' then out[#out + 1] = '+' .. maptext(ok) .. '\r\n'; return end
-    local d = rawget(v, 'double')
-    if type(d) == 'number' then
-      local s
-      if d == 1/0 then s = 'inf' elseif d == -1/0 then s = '-inf' else s = fmt('%.17g', d) end
-      if proto == 3 then out[#out + 1] = ',' .. s .. '\r\n'
-      else out[#out + 1] = '$' .. #s .. '\r\n' .. s .. '\r\n' end
-      return
-    end
-    local b = rawget(v, 'big_number')
-    if type(b) == 'string' then
-      b = maptext(b)
-      if proto == 3 then out[#out + 1] = '(' .. b .. '\r\n'
-      else out[#out + 1] = '$' .. #b .. '\r\n' .. b .. '\r\n' end
-      return
-    end
-    local vs = rawget(v, 'verbatim_string')
-    if type(vs) == 'table' then
-      local f, s = rawget(vs, 'format'), rawget(vs, 'string')
-      if type(f) == 'string' and type(s) == 'string' then
-        if proto == 3 then
-          f = sub(f .. '\0\0\0', 1, 3)
-          out[#out + 1] = '=' .. (#s + 4) .. '\r\n' .. f .. ':' .. s .. '\r\n'
-        else
-          out[#out + 1] = '$' .. #s .. '\r\n' .. s .. '\r\n'
-        end
-        return
-      end
-    end
-    local m = rawget(v, 'map')
-    if type(m) == 'table' then
-      local slot = #out + 1
-      out[slot] = ''
-      local n = 0
-      for k, x in next, m do
-        enc(k, out, proto)
-        enc(x, out, proto)
-        n = n + 1
-      end
-      out[slot] = proto == 3 and ('%' .. n .. '\r\n') or ('*' .. (2 * n) .. '\r\n')
-      return
-    end
-    local st = rawget(v, 'set')
-    if type(st) == 'table' then
-      local slot = #out + 1
-      out[slot] = ''
-      local n = 0
-      for k in next, st do
-        enc(k, out, proto)
-        n = n + 1
-      end
-      out[slot] = (proto == 3 and '~' or '*') .. n .. '\r\n'
-      return
-    end
-    local slot = #out + 1
-    out[slot] = ''
-    local j = 1
-    while true do
-      local x = rawget(v, j)
-      if x == nil then break end
-      enc(x, out, proto)
-      j = j + 1
-    end
-    out[slot] = '*' .. (j - 1) .. '\r\n'
-  else
-    out[#out + 1] = proto == 3 and '_\r\n' or '$-1\r\n'
-  end
-end
+__LUA_TO_RESP__
 
 -- ---- running a script ----
 local function error_text(e, name)
@@ -519,101 +436,7 @@ local function compile_in(body, chunkname, fenv)
   return f, nil
 end
 
--- ---- FUNCTION libraries ----
--- A library's code runs once, at FUNCTION LOAD, in its own environment: the globals are
--- readable, nothing is writable, and `redis` is a small table with register_function and
--- log; its callbacks keep that environment, where `redis` is the full API again once the
--- load is over (Redis 7.0 gives the loading code the same restricted view).
-local loading = nil      -- the load-time redis table while a library loads
-local function lib_env()
-  return setmetatable({}, {__index = function(t, k)
-    if k == 'redis' and loading then return loading end
-    local v = rawget(real_globals, k)
-    if v == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-    end
-    return v
-  end, __newindex = readonly, __metatable = false})
-end
-local function register_function(...)
-  local n = select('#', ...)
-  local a, b = ...
-  local name, cb, flags, desc
-  if n == 1 then
-    if type(a) ~= 'table' then
-      error({err = "ERR calling redis.register_function with a single argument is only "
-                .. "applicable to Lua table (representing named arguments)."})
-    end
-    for k in next, a do
-      if k ~= 'function_name' and k ~= 'callback' and k ~= 'flags' and k ~= 'description' then
-        error({err = "ERR unknown argument given to redis.register_function"})
-      end
-    end
-    name, cb, flags, desc = rawget(a, 'function_name'), rawget(a, 'callback'),
-                            rawget(a, 'flags'), rawget(a, 'description')
-    if name == nil then
-      error({err = "ERR redis.register_function must get a function name argument"})
-    end
-    if cb == nil then
-      error({err = "ERR redis.register_function must get a callback argument"})
-    end
-    if type(name) ~= 'string' and type(name) ~= 'number' then
-      error({err = "ERR function_name argument given to redis.register_function must be a string"})
-    end
-    if type(cb) ~= 'function' then
-      error({err = "ERR callback argument given to redis.register_function must be a function"})
-    end
-    if desc ~= nil and type(desc) ~= 'string' and type(desc) ~= 'number' then
-      error({err = "ERR description argument given to redis.register_function must be a string"})
-    end
-    if flags ~= nil and type(flags) ~= 'table' then
-      error({err = "ERR flags argument to redis.register_function must be a table representing function flags"})
-    end
-  elseif n == 2 then
-    name, cb = a, b
-    if type(name) ~= 'string' and type(name) ~= 'number' then
-      error({err = "ERR first argument to redis.register_function must be a string"})
-    end
-    if type(cb) ~= 'function' then
-      error({err = "ERR second argument to redis.register_function must be a function"})
-    end
-  else
-    error({err = "ERR wrong number of arguments to redis.register_function"})
-  end
-  name = tostring(name)
-  if desc ~= nil then desc = tostring(desc) end
-  local fl = {}
-  if flags then
-    for i = 1, #flags do
-      if type(flags[i]) ~= 'string' then
-        error({err = "ERR unknown flag given"})
-      end
-      fl[i] = flags[i]
-    end
-  end
-  local e = py.register(name, cb, desc, unpack(fl))
-  if e then error({err = e}) end
-end
-local function load_library(body)
-  local f, e = loadstring(body, "@user_function")
-  if not f then return nil, e end
-  setfenv(f, lib_env())
-  loading = {register_function = register_function, log = redis.log,
-             LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
-             REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
-             setresp = redis.setresp}
-  setmetatable(loading, {__index = function(t, k)
-    error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-  end, __newindex = readonly, __metatable = false})
-  killed = false
-  local ok, res = xpcall(f, handler)
-  loading = nil
-  if ok then return true, nil end
-  if type(res) == 'table' and type(rawget(res, 'err')) == 'string' then
-    return false, rawget(res, 'err')
-  end
-  return false, tostring(res)
-end
+__LOADER__
 
 dbg.sethook(hookfn, '', HOOK_N)
 
@@ -643,7 +466,9 @@ return {
 
 
 def bootstrap_source() -> str:
-    """The bootstrap with its constants filled in."""
-    from .scripting_libs import LIBS
-    return (BOOTSTRAP.replace("__LIBS__", LIBS).replace("__BOOT__", BOOT_CHUNK)
+    """The bootstrap with its pieces and constants filled in."""
+    libs = "\n" + lib_bit.LUA + lib_cjson.LUA + lib_cmsgpack.LUA + lib_struct.LUA
+    return (BOOTSTRAP.replace("__LUA_TO_RESP__\n", LUA_TO_RESP[1:])
+            .replace("__LOADER__", LOADER[1:-1])
+            .replace("__LIBS__", libs).replace("__BOOT__", BOOT_CHUNK)
             .replace("__HOOK_N__", str(HOOK_INSTRUCTIONS)))

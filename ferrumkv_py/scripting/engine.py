@@ -1,61 +1,42 @@
-"""The Lua scripting engine behind EVAL / EVALSHA / SCRIPT and FUNCTION / FCALL.
-
-One ``lupa.lua51`` runtime per server (Lua 5.1, as Redis), sandboxed as Redis 7.0 does
-(``scripting_lua.py`` says how), with ``redis.call`` bridged to the command table.
-
-**Where a script runs, and how other clients are served meanwhile.**  A script runs inline,
-on the event loop's thread, inside the dispatcher's call for EVAL: a 1-call EVALSHA costs a
-few microseconds, where handing each script to a worker thread and back cost ~45 us
-(measured with ``timeit``-style loops: 0.56 us for a Lua call, 44.9 us for a queue round trip
-to a thread).  Atomicity is then free: nothing else runs on the loop until the script returns.
-Long scripts are handled as Redis handles them (``processEventsWhileBlocked``): Lua calls a
-count hook every ``HOOK_INSTRUCTIONS`` VM instructions; once the script has run longer than
-``busy-reply-threshold`` (alias ``lua-time-limit``, ms), the hook polls the sockets of the
-other connected clients (``poll`` with a zero timeout), reads what they sent and runs it
-through the normal dispatcher (:meth:`Client.call`), which answers ``-BUSY ...`` to every
-command without the ``allow_busy`` flag (``server.busy_script`` is set).  SCRIPT KILL /
-FUNCTION KILL (allowed while busy) mark the run killed and the next hook raises the kill
-error; SHUTDOWN NOSAVE stops the server and the script with it.  While the script runs, the
-cron, active expiry and eviction do not run (they live on the same loop), and nothing the
-busy clients may run touches the keyspace.  Not done while busy: accepting new connections
-(they wait in the listen backlog and are served when the script ends) and reading from the
-script's own connection (as Redis, which protects the caller).
+"""The engine: one Lua VM per server, its script cache, ``redis.call`` and the running script.
 
 **redis.call** goes through :meth:`Engine.call`, Redis 7.0's ``scriptCall`` order: argument
 types, unknown command / arity, ``noscript``, write in a read-only run, OOM for the first
 ``denyoom`` command when memory was over ``maxmemory`` at the script's start (unless
 ``allow-oom``), then the handler on a fake client that shares the caller's database (SELECT
-in a script moves only the script).  Replies come back as Lua values by Redis's table
-(bulk -> string, nil bulk -> false, integer -> number, status -> {ok=}, error -> {err=},
-arrays nested; with ``redis.setresp(3)`` maps, sets, doubles, big numbers, booleans, nulls).
+in a script moves only the script).  Replies come back as Lua values (``replies.py``).
+
+**Busy scripts**: the count hook (:meth:`Engine.hook`) starts serving other clients once the
+script is past ``busy-reply-threshold`` (``busy.py``); SCRIPT KILL / FUNCTION KILL
+(:meth:`Engine.kill`) mark the run killed and the next hook raises the kill error; SHUTDOWN
+NOSAVE stops the server and the script with it.
 
 Complexity: a script's own; the bridge is O(arguments + reply size) per redis.call.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
-import select
 import time
 
 import lupa.lua51 as lua51
 
-from . import errors
-from .errors import CommandError, OOMError, ScriptError
-from .registry import lookup
-from .resp import (NULL_ARRAY, ErrorReply, ProtocolError, Raw, RespSet, Status, Verbatim,
-                   encode)
-from .scripting_libs import (MsgpackError, StructError, bit_op, bit_tohex, msgpack_pack,
-                             msgpack_unpack, struct_pack, struct_size, struct_unpack)
-from .scripting_lua import bootstrap_source
+from .. import errors
+from ..errors import CommandError, OOMError, ScriptError
+from ..registry import lookup
+from ..resp import Raw
+from .busy import serve_others
+from .lib_bit import bit_op, bit_tohex
+from .lib_cmsgpack import MsgpackError, msgpack_pack, msgpack_unpack
+from .lib_struct import StructError, struct_pack, struct_size, struct_unpack
+from .replies import CallError, LuaReplies, unwrap
+from .sandbox import bootstrap_source
+from .scripts import Run, Script, ScriptClient, parse_shebang, sha1hex, text
 
 log = logging.getLogger("ferrumkv")
 
 REDIS_VERSION = "7.0.15"
 REDIS_VERSION_NUM = 0x07000F
-BUSY_READ_BYTES = 65536          # bytes read from a busy-time client per poll
 VARARGS_MAX = 200                # KEYS + ARGV passed as Lua arguments; beyond, as tables
 # rand48 (Redis rand.c): 48-bit LCG, the state Redis starts from
 RAND48_A = 0x5DEECE66D
@@ -63,124 +44,6 @@ RAND48_C = 0xB
 RAND48_MASK = (1 << 48) - 1
 RAND48_INIT = 0x1234ABCD330E
 RAND48_MAX = 2147483647          # REDIS_LRAND48_MAX (INT32_MAX)
-
-SHEBANG_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster",
-                 "allow-cross-slot-keys")
-
-
-class ScriptClient:
-    """The client a script's commands run on (Redis's Lua client): the caller's database,
-    its own protocol version (``redis.setresp``), never in MULTI, never watching."""
-
-    def __init__(self, server):
-        self.server = server
-        self.ks = server.ks
-        self.db = server.ks.dbs[0]
-        self.proto = 2
-        self.id = 0
-        self.name = b""
-        self.lib_name = self.lib_ver = b""
-        self.multi = None
-        self.multi_error = self.multi_denyoom = False
-        self.watched: list = []
-        self.dirty_cas = False
-        self.authenticated = True
-        self.closing = False
-        self.paused = False
-        self.last_cmd = "NULL"
-        self.addr = self.laddr = ""
-        self.fd = -1
-        self.created = self.last_interaction = time.monotonic()
-        # what the pub/sub, tracking and output-limit code reads of a client (client.py):
-        # a script's client subscribes to nothing and tracks nothing
-        self.obuf_class = "normal"
-        self.sub_channels: dict = {}
-        self.sub_patterns: dict = {}
-        self.sub_shard: dict = {}
-        self.tracking = None
-        self.slow_path = False
-        self.executing = None
-        self.pending = None
-        self.aborted = False
-
-    def watch(self, keys) -> None:
-        pass
-
-    def unwatch_all(self) -> None:
-        pass
-
-    def close_after_reply(self) -> None:
-        pass
-
-
-class Script:
-    """One compiled EVAL script: its body, sha, Lua function and shebang flags (None for a
-    script without a shebang, Redis's EVAL compatibility mode)."""
-
-    __slots__ = ("sha", "body", "func", "flags", "name")
-
-    def __init__(self, sha: bytes, body: bytes, func, flags):
-        self.sha = sha
-        self.name = _s(sha)
-        self.body = body
-        self.func = func
-        self.flags = flags
-
-
-class Run:
-    """The state of the running script (Redis's scriptRunCtx)."""
-
-    __slots__ = ("caller", "name", "ro", "allow_oom", "oom_at_start", "dirty", "start",
-                 "busy", "killed", "is_eval")
-
-    def __init__(self, caller, name: str, ro: bool, allow_oom: bool, oom_at_start: bool,
-                 is_eval: bool):
-        self.caller = caller
-        self.name = name
-        self.ro = ro
-        self.allow_oom = allow_oom
-        self.oom_at_start = oom_at_start
-        self.dirty = False
-        self.start = time.monotonic()
-        self.busy = False
-        self.killed = False
-        self.is_eval = is_eval
-
-
-def sha1hex(body: bytes) -> bytes:
-    return hashlib.sha1(body).hexdigest().encode()
-
-
-def parse_shebang(body: bytes):
-    """(flags, offset of the line feed) of a ``#!lua ...`` first line, (None, 0) without one.
-
-    Raises ScriptError with Redis's texts for a bad shebang.  Complexity: O(first line).
-    """
-    if not body.startswith(b"#!"):
-        return None, 0
-    end = body.find(b"\n")
-    if end < 0:
-        raise CommandError("Invalid script shebang")
-    from .resp import split_inline
-    parts = split_inline(body[:end])
-    if not parts:
-        raise CommandError("Invalid engine in script shebang")
-    if parts[0] != b"#!lua":
-        raise CommandError("Unexpected engine in script shebang: %s" % _s(parts[0]))
-    flags = set()
-    for part in parts[1:]:
-        if not part.startswith(b"flags="):
-            raise CommandError("Unknown lua shebang option: %s" % _s(part))
-        for f in part[6:].split(b","):
-            name = _s(f)
-            if name not in SHEBANG_FLAGS:
-                raise CommandError("Unexpected flag in script shebang: %s" % name)
-            flags.add(name)
-    return frozenset(flags), end
-
-
-def _s(b: bytes) -> str:
-    return b.decode("utf-8", "surrogateescape")
 
 
 class Engine:
@@ -205,7 +68,7 @@ class Engine:
                                    register_eval=False, register_builtins=False,
                                    attribute_filter=deny)
         py = self.rt.table_from({
-            b"call": self.call, b"pcall": self.pcall, b"unwrap": _unwrap,
+            b"call": self.call, b"pcall": self.pcall, b"unwrap": unwrap,
             b"hook": self.hook, b"register": self._register, b"sha1hex": sha1hex,
             b"log": self._log, b"setresp": self._setresp, b"acl_check": self._acl_check,
             b"rand_next": self._rand_next, b"rand_seed": self._rand_seed,
@@ -224,15 +87,9 @@ class Engine:
         self._run_function = boot[b"run_function"]
         self._compile = boot[b"compile"]
         self._err_table = boot[b"err_table"]
-        self._ok_table = boot[b"ok_table"]
-        self._double_table = boot[b"double_table"]
-        self._big_table = boot[b"big_table"]
-        self._verbatim_table = boot[b"verbatim_table"]
-        self._map_table = boot[b"map_table"]
-        self._set_table = boot[b"set_table"]
         self._kv_table = boot[b"kv_table"]
-        self._set_from = boot[b"set_from"]
         self._table_from = self.rt.table_from
+        self.to_lua = LuaReplies(self.rt, boot).to_lua
         self.scripts = {}
 
     # ---- EVAL scripts ----
@@ -246,7 +103,7 @@ class Engine:
         flags, skip = parse_shebang(body)
         func, err = self._compile(body[skip:], b"@user_script")
         if func is None:
-            raise CommandError("Error compiling script (new function): %s" % _s(err))
+            raise CommandError("Error compiling script (new function): %s" % text(err))
         script = Script(sha, body, func, flags)
         self.scripts[sha] = script
         return script
@@ -267,7 +124,7 @@ class Engine:
             self.finish(run)
         if ok:
             return Raw(out)
-        raise ScriptError(_s(out))
+        raise ScriptError(text(out))
 
     def prepare(self, c, flags, ro: bool, is_eval: bool, name: str) -> Run:
         """Redis's scriptPrepareForRun: the flag checks, then the run context."""
@@ -333,7 +190,7 @@ class Engine:
         spec = lookup(argv[0])
         n = len(argv)
         if spec is not None and spec.subcommands and n > 1:
-            spec = spec.subcommands.get(_s(argv[1]).lower())
+            spec = spec.subcommands.get(text(argv[1]).lower())
         if spec is None:
             raise CallError(b"ERR Unknown Redis command called from script")
         a = spec.arity
@@ -374,50 +231,6 @@ class Engine:
         stats.count_rejected(spec)
         return CallError(text.encode())
 
-    def to_lua(self, r, resp: int):
-        """A handler's reply as the Lua value Redis's parser makes of its RESP."""
-        t = r.__class__
-        if t is bytes or t is int:
-            return r
-        if r is None or r is NULL_ARRAY:
-            return False if resp == 2 else None
-        if t is list or t is tuple:
-            return self._table_from([self.to_lua(x, resp) for x in r])
-        if t is Status:
-            return self._ok_table(bytes(r))
-        if t is Raw:
-            return self.to_lua(parse_resp(bytes(r))[0], resp)
-        if t is bool:
-            return r if resp == 3 else int(r)
-        if t is float:
-            return self._double_table(r) if resp == 3 else _double_text(r)
-        if t is dict:
-            if resp == 3:
-                flat = []
-                for k, v in r.items():
-                    flat += (self.to_lua(k, resp), self.to_lua(v, resp))
-                return self._map_table(self._kv_table(*flat))
-            flat = []
-            for k, v in r.items():
-                flat += (self.to_lua(k, resp), self.to_lua(v, resp))
-            return self._table_from(flat)
-        if t is RespSet:
-            items = [self.to_lua(x, resp) for x in r]
-            if resp == 3:
-                return self._set_table(self._set_from(*items))
-            return self._table_from(items)
-        if t is Verbatim:
-            return self._verbatim_table(b"txt", bytes(r)) if resp == 3 else bytes(r)
-        if t is ErrorReply:
-            return self._err_table(r.text.encode("utf-8", "surrogateescape"))
-        if t is _BigNumber:
-            return self._big_table(bytes(r)) if resp == 3 else bytes(r)
-        if t is bytearray or t is memoryview:
-            return bytes(r)
-        if t is str:
-            return r.encode()
-        return self.to_lua(parse_resp(encode(r, resp))[0], resp)
-
     # ---- the small redis.* helpers ----
 
     def _mp_unpack(self, data: bytes, limit, offset):
@@ -454,7 +267,7 @@ class Engine:
 
     def _log(self, level: int, text: bytes) -> None:
         py_level = (logging.DEBUG, logging.INFO, logging.WARNING - 5, logging.WARNING)[level]
-        log.log(py_level, "%s", _s(text))
+        log.log(py_level, "%s", text(text))
 
     def _setresp(self, resp: int) -> None:
         self.fake.proto = resp
@@ -494,65 +307,13 @@ class Engine:
                         "You can try killing the script using the %s command. Script name "
                         "is: %s.", (time.monotonic() - run.start) * 1000,
                         "SCRIPT KILL" if run.is_eval else "FUNCTION KILL", run.name)
-        self.serve_others(run.caller)
+        serve_others(server, run.caller)
         return run.killed or server.shutdown_requested
 
     @property
     def busy_error(self) -> str:
         run = self.run
         return errors.BUSY_EVAL if run is None or run.is_eval else errors.BUSY_FUNCTION
-
-    def serve_others(self, caller) -> None:
-        """One pass of processEventsWhileBlocked: read and answer every other client that
-        has sent something.  Complexity: O(clients) plus the commands read."""
-        fds = {}
-        for c in self.server.clients.values():
-            if c is not caller and c.fd >= 0 and not c.closing and not c.paused:
-                fds[c.fd] = c
-        if not fds:
-            return
-        poller = select.poll()      # poll, not select: descriptors above 1023 work too
-        for fd in fds:
-            poller.register(fd, select.POLLIN)
-        try:
-            ready = [fd for fd, _ in poller.poll(0)]
-        except OSError:
-            return
-        for fd in ready:
-            c = fds[fd]
-            try:
-                data = os.read(fd, BUSY_READ_BYTES)
-            except (BlockingIOError, InterruptedError):
-                continue
-            except OSError:
-                data = b""
-            if not data:
-                c.paused = True   # EOF or error: the loop sees it after the script
-                continue
-            self._serve_one(c, data)
-
-    @staticmethod
-    def _serve_one(c, data: bytes) -> None:
-        out = []
-        reader = c.reader
-        while True:
-            try:
-                batch = reader.get_batch(data)
-                data = None
-            except ProtocolError as e:
-                out.append(e.reply())
-                c.closing = True
-                break
-            if not batch:
-                break
-            for argv in batch:
-                out.append(c.call(argv))
-            if c.closing or not reader.more:
-                break
-        if out:
-            c.transport.write(b"".join(out))
-        if c.closing:
-            c.transport.close()
 
     def kill(self, is_eval: bool) -> None:
         """SCRIPT KILL / FUNCTION KILL (scriptKill): Redis's checks, then mark the run."""
@@ -566,77 +327,6 @@ class Engine:
         if not is_eval and run.is_eval:
             raise CommandError(errors.BUSY_EVAL)
         run.killed = True
-
-
-class CallError(Exception):
-    """redis.call's error, raised through Lua; ``text`` is ``CODE message``."""
-
-    def __init__(self, text: bytes):
-        Exception.__init__(self)
-        self.text = text
-
-
-def _unwrap(e):
-    """The error text of a CallError that came back from Lua, else None."""
-    return e.text if e.__class__ is CallError else None
-
-
-class _BigNumber(bytes):
-    """A RESP3 big number parsed from a Raw reply."""
-
-
-def _double_text(x: float) -> bytes:
-    from .resp import format_double
-    return format_double(x)
-
-
-def parse_resp(data: bytes, pos: int = 0):
-    """Parse one RESP2/RESP3 value from ``data`` at ``pos``: (value, next pos), with the
-    value in :func:`~ferrumkv_py.resp.encode`'s vocabulary.  Used for pre-encoded (Raw)
-    replies only.  Complexity: O(len(data))."""
-    end = data.index(b"\r\n", pos)
-    kind = data[pos:pos + 1]
-    line = data[pos + 1:end]
-    nxt = end + 2
-    if kind == b"+":
-        return Status(line), nxt
-    if kind == b"-":
-        return ErrorReply(_s(line)), nxt
-    if kind == b":":
-        return int(line), nxt
-    if kind in (b"$", b"="):
-        n = int(line)
-        if n < 0:
-            return None, nxt
-        s = data[nxt:nxt + n]
-        if kind == b"=":
-            return Verbatim(s[4:]), nxt + n + 2
-        return s, nxt + n + 2
-    if kind in (b"*", b"~", b">"):
-        n = int(line)
-        if n < 0:
-            return NULL_ARRAY, nxt
-        items = []
-        for _ in range(n):
-            v, nxt = parse_resp(data, nxt)
-            items.append(v)
-        return (RespSet(items) if kind == b"~" else items), nxt
-    if kind == b"%":
-        out = {}
-        for _ in range(int(line)):
-            k, nxt = parse_resp(data, nxt)
-            v, nxt = parse_resp(data, nxt)
-            out[k if k.__class__ is not list else tuple(k)] = v
-        return out, nxt
-    if kind == b"_":
-        return None, nxt
-    if kind == b"#":
-        return line == b"t", nxt
-    if kind == b",":
-        return float(line), nxt
-    if kind == b"(":
-        return _BigNumber(line), nxt
-    raise ValueError("bad RESP type %r" % kind)
 
 
 def engine(server) -> Engine:

@@ -1,0 +1,51 @@
+"""The per-client state every command context carries, in one place.
+
+Two kinds of client run commands: a connection (``client.Client``, the asyncio protocol)
+and the client a script's ``redis.call`` runs on (``scripting.ScriptClient``, Redis's Lua
+client).  Handlers, the dispatcher, pub/sub, tracking and the output limits read the same
+attributes of either, so both start from :class:`ClientState`; a subclass sets what differs
+(the id, the addresses, ``authenticated``) and adds its own (the reader, the transport).
+
+An attribute added here is seen by both kinds of client: a new per-client field that
+commands read belongs here, not in one subclass.
+"""
+
+from __future__ import annotations
+
+import time
+
+
+class ClientState:
+    """What a command sees of its client (``c.db``, ``c.proto``, ``c.name`` ...)."""
+
+    def __init__(self, server):
+        self.server = server
+        self.ks = server.ks
+        self.db = server.ks.dbs[0]
+        self.proto = 2
+        self.name = b""
+        self.lib_name = b""
+        self.lib_ver = b""
+        self.fd = -1
+        self.created = time.monotonic()
+        self.last_interaction = self.created
+        self.last_cmd = "NULL"
+        self.closing = False
+        self.paused = False
+        # ---- MULTI / WATCH ----
+        self.multi = None            # list of (spec, argv) while in MULTI
+        self.multi_error = False
+        self.multi_denyoom = False   # a queued command has the denyoom flag
+        self.watched: list = []      # (db id, key) pairs this client WATCHes
+        self.dirty_cas = False
+        # ---- output limits (limits.py) ----
+        self.obuf_class = "normal"
+        self.aborted = False         # closed for its output limit: unsent replies dropped
+        # ---- pub/sub, tracking (pubsub.py, tracking.py) ----
+        self.sub_channels: dict = {}  # channel -> None, in subscription order
+        self.sub_patterns: dict = {}
+        self.sub_shard: dict = {}
+        self.tracking = None         # tracking.ClientTracking while CLIENT TRACKING is on
+        self.slow_path = False       # subscribed or tracking: every command takes call()
+        self.executing = None        # this read's reply list while its commands run
+        self.pending = None          # frames pushed by other clients' commands, unsent

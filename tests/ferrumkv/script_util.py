@@ -1,0 +1,21 @@
+"""Helpers shared by the scripting and functions tests (busy scripts over a raw socket)."""
+
+from __future__ import annotations
+
+import time
+
+BUSY_WAIT_S = 20        # hang guard for a script to become busy (not a timing assertion)
+POLL_INTERVAL_S = 0.02
+
+
+def send_until(conn, frame: bytes, done) -> bytes:
+    """Send ``frame`` on ``conn`` (a ``RawConn``) until ``done(reply)`` holds; that reply.
+    Fails after BUSY_WAIT_S seconds."""
+    deadline = time.monotonic() + BUSY_WAIT_S
+    while True:
+        conn.send(frame)
+        reply = conn.read_reply()
+        if done(reply):
+            return reply
+        assert time.monotonic() < deadline, reply
+        time.sleep(POLL_INTERVAL_S)
