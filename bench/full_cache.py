@@ -39,7 +39,10 @@ import sys
 import threading
 import time
 
+from _ports import free_port, wait_port
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SERVER_START_S = 60           # numba kernels may compile at a first start
 SERVER_CPU, CLIENT_CPU = "0", "1"
 UNIVERSE = 3_000_000          # -r: distinct keys
 GROW_N = 3_000_000            # SETs of the growing phase
@@ -51,12 +54,6 @@ PING_GAP_S = 0.001            # the watcher's pause between PINGs
 VALUE_BYTES = 100
 POLICIES = (("allkeys-lru", "allkeys-lru"), ("allkeys-lfu", "allkeys-lfu"),
             ("allkeys-ahe", "allkeys-lfu"))   # (ours, redis-server's counterpart)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def taskset(cpu: str) -> list:
@@ -81,16 +78,11 @@ class Server:
             py_root = root
         self.proc = subprocess.Popen(taskset(SERVER_CPU) + cmd, cwd=py_root or ROOT,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                if time.time() > deadline or self.proc.poll() is not None:
-                    self.stop()
-                    raise RuntimeError("%s did not start" % engine)
-                time.sleep(0.05)
+        try:
+            wait_port(self.port, self.proc, SERVER_START_S)
+        except RuntimeError:
+            self.stop()
+            raise
 
     def cli(self, *args: str) -> str:
         return subprocess.run(["redis-cli", "-p", str(self.port)] + list(args),
