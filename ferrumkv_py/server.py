@@ -195,6 +195,8 @@ class Server:
         install_console(self)
         from .scripting import install as install_scripting
         install_scripting(self)   # busy_script (read by the dispatcher), lua-time-limit alias
+        from .config_redis import install as install_encodings
+        install_encodings(self)   # zset-max-listpack-* drive zset.py's thresholds
         self.config.on_change("requirepass", self._set_requirepass)
         self.config.on_change("maxmemory", self._set_maxmemory)
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
