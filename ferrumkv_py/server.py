@@ -443,7 +443,8 @@ class Server:
         effort = self.config["active-expire-effort"]
         budget_us = (ACTIVE_EXPIRE_SLOW_TIME_PERC + 2 * (effort - 1)) * 1_000_000 \
             // self.config["hz"] // 100
-        active_expire_cycle(ks, budget_us, effort)
+        if getattr(self, "active_expire_enabled", True):   # DEBUG SET-ACTIVE-EXPIRE 0
+            active_expire_cycle(ks, budget_us, effort)
         if self.maxmemory and ks.used_memory > self.maxmemory:
             self.evictor.make_room()
         timeout = self.config["timeout"]
