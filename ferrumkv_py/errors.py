@@ -222,3 +222,5 @@ DEBUG_NOT_QUICKLIST = "Not a quicklist encoded object."
 DEBUG_PACKED_THRESHOLD = "argument must be a memory value bigger than 1 and smaller than 4gb"
 DEBUG_NO_PERSISTENCE = ("DEBUG %s is not supported: ferrumkv keeps data in memory only, "
                         "there is no RDB or AOF file to save or load")
+LOLWUT_TOO_LARGE = ("LOLWUT canvas too large for this server: at most %d pixels "
+                    "(use fewer columns or squares)")
