@@ -25,7 +25,7 @@ import random
 import re
 import time
 
-from .. import digest, errors, memory, rdb
+from .. import digest, errors, memory
 from ..config import parse_memory, protected_allowed
 from ..errors import CommandError
 from ..globmatch import glob_match
@@ -122,6 +122,7 @@ def _object(c, argv):
         except CommandError:          # an LFU policy keeps no access time
             idle = 0
     lru = ((c.ks.now_ms // 1000) - idle) & LRU_CLOCK_MAX
+    from .. import rdb     # imported on use: rdb's kernels load numba
     serialized = len(rdb.dump(value, enc)) - rdb_overhead()
     extra = ""
     if enc == "quicklist":
@@ -139,6 +140,7 @@ def _object(c, argv):
 
 def rdb_overhead() -> int:
     """DUMP bytes that are not the object's serialization: type byte, version, CRC."""
+    from .. import rdb
     return len(rdb.dump(b"", "embstr")) - 1
 
 
@@ -264,6 +266,7 @@ def _quicklist(c, argv):
     if introspection.value_encoding(c, value) != b"quicklist":
         raise CommandError(errors.DEBUG_NOT_QUICKLIST)
     full = len(argv) == 4 and argv[3] != b"0"
+    from .. import rdb
     nodes = rdb._list_nodes(list(value))
     lines = ["{quicklist of %r: %d elements, %d nodes, fill %d, compress %d}" % (
         argv[2], len(value), len(nodes), c.server.config["list-max-listpack-size"],

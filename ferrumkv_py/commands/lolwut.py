@@ -22,8 +22,6 @@ import math
 import random
 import zlib
 
-import numpy as np
-
 from .. import errors
 from ..errors import CommandError
 from ..registry import command
@@ -64,11 +62,14 @@ def _rng(version: int, values: list) -> random.Random:
 # ---- version 5: Schotter ----
 
 def _f32(x: float) -> float:
+    """C ``float`` rounding (numpy is imported on first use: the server starts without it)."""
+    import numpy as np
     return float(np.float32(x))
 
 
-def schotter(cols: int, per_row: int, per_col: int, rng: random.Random) -> np.ndarray:
+def schotter(cols: int, per_row: int, per_col: int, rng: random.Random):
     """The canvas of Redis's lwDrawSchotter (float32 arithmetic as C's ``float``)."""
+    import numpy as np
     width = cols * 2
     padding = 2 if width > 4 else 0
     side = _f32((width - padding * 2) / per_row)
@@ -99,9 +100,10 @@ def schotter(cols: int, per_row: int, per_col: int, rng: random.Random) -> np.nd
     return canvas
 
 
-def _draw_segments(canvas: np.ndarray, segments: list) -> None:
+def _draw_segments(canvas, segments: list) -> None:
     """Rasterize every segment at once: max(|dx|, |dy|) + 1 evenly spaced rounded points
     (Bresenham's pixels for horizontal, vertical and 45-degree lines)."""
+    import numpy as np
     if not segments:
         return
     a = np.array(segments, dtype=np.int64).reshape(-1, 4)
@@ -118,8 +120,9 @@ def _draw_segments(canvas: np.ndarray, segments: list) -> None:
     canvas[ys[ok], xs[ok]] = 1
 
 
-def render_braille(canvas: np.ndarray) -> str:
+def render_braille(canvas) -> str:
     """Redis's renderCanvas for version 5: one Braille character per 2x4 block."""
+    import numpy as np
     h, w = canvas.shape
     padded = np.zeros(((h + 3) // 4 * 4 + 4, (w + 1) // 2 * 2 + 2), dtype=np.uint16)
     padded[:h, :w] = canvas
@@ -138,9 +141,10 @@ def render_braille(canvas: np.ndarray) -> str:
 
 # ---- version 6: skyline ----
 
-def skyline(cols: int, rows: int, rng: random.Random) -> np.ndarray:
+def skyline(cols: int, rows: int, rng: random.Random):
     """Redis's generateSkyline: two layers of gray skyscrapers, then black ones with lit
     windows, on a white canvas."""
+    import numpy as np
     canvas = np.full((rows, cols), 3, dtype=np.uint8)
     for color in (2, 1):
         offset = -10
@@ -182,7 +186,7 @@ def _skyscraper(canvas, xoff: int, width: int, height: int, color: int, windows:
                 canvas[y, x] = c
 
 
-def render_ansi(canvas: np.ndarray) -> str:
+def render_ansi(canvas) -> str:
     cells = ["\033[%s \033[0m" % c for c in SKYLINE_COLORS]
     return "\n".join("".join(cells[v] for v in row.tolist()) for row in canvas)
 

@@ -135,8 +135,16 @@ def test_parse_resp3_types():
     assert command_specs.info_entry("litehit") is None
 
 
-def test_our_own_commands_get_a_key_spec(r):
-    info = r.execute_command("COMMAND", "INFO", "litehit")
-    assert info is not None
-    for name, spec in (("object", None),):
-        assert spec is None and name
+def test_our_own_commands_get_a_key_spec():
+    """A command redis-server does not have gets one index/range spec from its legacy
+    key positions (RW update for writes, RO access for reads)."""
+    import dataclasses
+
+    from ferrumkv_py.registry import COMMANDS
+    mine = dataclasses.replace(COMMANDS[b"mset"], name="ferrum-mset")
+    (ks,) = command_specs.key_specs(mine)
+    assert list(ks[b"flags"]) == [b"RW", b"update"]
+    assert ks[b"find_keys"][b"spec"] == {b"lastkey": -1, b"keystep": 2, b"limit": 0}
+    argv = [b"ferrum-mset", b"a", b"1", b"b", b"2"]
+    assert [i for i, _ in command_specs.keys_with_flags(mine, argv)] == [1, 3]
+    assert command_specs.key_specs(dataclasses.replace(mine, first_key=0)) == []

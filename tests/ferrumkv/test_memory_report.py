@@ -48,8 +48,9 @@ def test_memory_stats_names_match_redis_server(r2, redis_server):
     try:
         theirs.set("h18:k", "v")
         r2.set("h18:k", "v")
-        t = _stats(theirs)
-        assert list(_stats(r2)) == list(t)
+        def names(client):          # db.N entries depend on what other tests left there
+            return [k for k in _stats(client) if not k.startswith("db.") or k == "db.0"]
+        assert names(r2) == names(theirs)
         for c in (r2, theirs):
             assert err(c, "MEMORY", "STATS", "x") == \
                 "wrong number of arguments for 'memory|stats' command"
