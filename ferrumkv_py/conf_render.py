@@ -26,6 +26,7 @@ CONF_SECTIONS = (  # (name prefixes, section title); first match wins
     (("litehit-",), "LITEHIT SHADOW"),
     (("busy-reply-threshold", "lua-time-limit"), "LUA SCRIPTING"),
 )
+COMPAT_SECTION = "OTHER REDIS 7.0 CONFIGS (config_redis.py; see docs/compatibility.md)"
 
 CONF_NOTES = {
     "maxmemory-policy": """\
@@ -98,14 +99,20 @@ def render_conf() -> str:
     ]
     by_section: dict[str, list[ConfigSpec]] = {}
     for spec in SPECS.values():
-        by_section.setdefault(_section_of(spec.name), []).append(spec)
-    titles = [t for _, t in CONF_SECTIONS] + ["OTHER"]
+        title = COMPAT_SECTION if spec.compat else _section_of(spec.name)
+        by_section.setdefault(title, []).append(spec)
+    titles = [t for _, t in CONF_SECTIONS] + ["OTHER", COMPAT_SECTION]
     for title in titles:
         specs = by_section.get(title)
         if not specs:
             continue
         out += ["", "#" * 8 + " " + title + " " + "#" * max(4, 70 - len(title)), ""]
         for spec in specs:
+            if spec.compat:     # one line of comment each: there are many
+                out.append("# %s: %s%s." % (spec.name, spec.doc or "alias of " + spec.alias_of,
+                                            "" if spec.mutable else " (startup only)"))
+                out.append("%s %s" % (spec.name, _conf_default(spec)))
+                continue
             out.append("# " + spec.name + ": " + spec.doc + ".")
             out += ["# " + line if line else "#" for line in
                     CONF_NOTES.get(spec.name, "").splitlines()]
@@ -120,7 +127,8 @@ def render_conf() -> str:
             out.append("# (" + "; ".join(facts) + ")")
             out.append("%s %s" % (spec.name, _conf_default(spec)))
             out.append("")
-        out.pop()
+        if out[-1] == "":
+            out.pop()
     return "\n".join(out) + "\n"
 
 

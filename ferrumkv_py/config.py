@@ -59,6 +59,8 @@ class ConfigSpec:
     check: Callable | None = None  # value -> value, or ValueError(Redis-style reason)
     multi: bool = False       # takes several words (bind, save): joined by one space
     normalize: Callable | None = None  # (value, old) -> stored value; ValueError = refused
+    alias_of: str = ""        # the other name of the same setting (both kept equal)
+    compat: str = ""          # config_redis.py rows: encoding | tuning | switch
 
 
 LITEHIT_MAX_SLOTS = 64       # litehit-capacities: capacities reported in INFO litehit
@@ -333,6 +335,19 @@ class Config:
             self.values["dir"] = os.path.abspath(self.values["dir"])
         self.file: str | None = None
         self._listeners: dict[str, list[Callable[[Any], None]]] = {}
+        for spec in SPECS.values():     # an alias and its name hold one value
+            if spec.alias_of in self.values:
+                self.on_change(spec.name, self._mirror(spec.alias_of), call_now=False)
+
+    def _mirror(self, name: str) -> Callable[[Any], None]:
+        """A listener that copies a value to the other name and runs that name's listeners
+        (their mirror back finds the value equal and stops)."""
+        def fn(value: Any) -> None:
+            if self.values[name] != value:
+                self.values[name] = value
+                for listener in self._listeners.get(name, ()):
+                    listener(value)
+        return fn
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -428,6 +443,8 @@ class Config:
         from .conf_file import rewrite
         rewrite(self)
 
+
+from . import config_redis  # noqa: E402,F401  (registers Redis's other configs)
 
 if __name__ == "__main__":  # pragma: no cover  (python -m ferrumkv_py.config --conf)
     from .conf_render import main

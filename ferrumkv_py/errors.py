@@ -207,3 +207,20 @@ UNKILLABLE = ("UNKILLABLE Sorry the script already executed write commands again
               "dataset. You can either wait the script termination or kill the server in a "
               "hard way using the SHUTDOWN NOSAVE command.")
 SCRIPT_FLUSH_OPTION = "SCRIPT FLUSH only support SYNC|ASYNC option"
+
+# ---- DEBUG, LOLWUT (commands/debug.py, commands/lolwut.py) ----
+DEBUG_NOT_ALLOWED = (
+    "DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
+    "can run it from a local connection, otherwise you need to set this option in the "
+    "configuration file, and then restart the server.")
+DEBUG_PROTOCOL_TYPE = ("Wrong protocol type name. Please use one of the following: "
+                       "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|"
+                       "true|false")
+DEBUG_PUSH_RESP2 = "RESP2 is not supported by this command"
+DEBUG_NOT_LISTPACK = "Not a listpack encoded object."
+DEBUG_NOT_QUICKLIST = "Not a quicklist encoded object."
+DEBUG_PACKED_THRESHOLD = "argument must be a memory value bigger than 1 and smaller than 4gb"
+DEBUG_NO_PERSISTENCE = ("DEBUG %s is not supported: ferrumkv keeps data in memory only, "
+                        "there is no RDB or AOF file to save or load")
+LOLWUT_TOO_LARGE = ("LOLWUT canvas too large for this server: at most %d pixels "
+                    "(use fewer columns or squares)")

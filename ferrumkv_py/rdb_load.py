@@ -21,7 +21,8 @@ from .rdb import (ENC_INT8, ENC_INT16, ENC_INT32, ENC_LZF, LEN_32BIT, LEN_64BIT,
 from .rdb_blobs import BlobError, intset_decode, lp_decode, zipmap_decode, zl_decode
 from .score_order import ScoreOrder
 from .values import RHash, RList, RSet
-from .zset import ZSET_MAX_LISTPACK_ENTRIES, ZSET_MAX_LISTPACK_VALUE, ZSet
+from . import zset as _zset   # thresholds read at call time (CONFIG SET changes them)
+from .zset import ZSet
 
 _LEN_6BIT_LIMIT = 1 << 6
 
@@ -211,8 +212,8 @@ def _make_zset(pairs) -> ZSet:
         if member in seen:
             raise RdbError("duplicate sorted set member")
         seen[member] = score
-    small = len(seen) <= ZSET_MAX_LISTPACK_ENTRIES and \
-        all(len(m) <= ZSET_MAX_LISTPACK_VALUE for m in seen)
+    small = len(seen) <= _zset.ZSET_MAX_LISTPACK_ENTRIES and \
+        all(len(m) <= _zset.ZSET_MAX_LISTPACK_VALUE for m in seen)
     z = ZSet()
     z.listpack = small
     if small:     # a listpack stores -0 as 0 (ZSet.insert's rule, applied in bulk)

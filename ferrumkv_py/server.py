@@ -196,6 +196,8 @@ class Server:
         install_console(self)
         from .scripting import install as install_scripting
         install_scripting(self)   # busy_script (read by the dispatcher), lua-time-limit alias
+        from .config_redis import install as install_encodings
+        install_encodings(self)   # zset-max-listpack-* drive zset.py's thresholds
         self.config.on_change("requirepass", self._set_requirepass)
         self.config.on_change("maxmemory", self._set_maxmemory)
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
@@ -442,7 +444,8 @@ class Server:
         effort = self.config["active-expire-effort"]
         budget_us = (ACTIVE_EXPIRE_SLOW_TIME_PERC + 2 * (effort - 1)) * 1_000_000 \
             // self.config["hz"] // 100
-        active_expire_cycle(ks, budget_us, effort)
+        if getattr(self, "active_expire_enabled", True):   # DEBUG SET-ACTIVE-EXPIRE 0
+            active_expire_cycle(ks, budget_us, effort)
         ks.maintain(COMPACT_MOVES_PER_TICK)
         if self.maxmemory and ks.used_memory > self.maxmemory:
             self.evictor.make_room()

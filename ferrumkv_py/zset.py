@@ -45,6 +45,8 @@ from . import memory
 from .score_order import ScoreOrder
 from .values import index_span
 
+# Redis 7.0 defaults; the server's zset-max-listpack-* configs rebind these two names
+# (config_redis.install), so read them as zset.NAME at call time, not imported copies.
 ZSET_MAX_LISTPACK_ENTRIES = 128    # members; Redis 7.0 zset-max-listpack-entries
 ZSET_MAX_LISTPACK_VALUE = 64       # bytes per member; Redis 7.0 zset-max-listpack-value
 
@@ -165,7 +167,8 @@ class ZSet:
         self.order = ScoreOrder()
         self.mem = memory.CONTAINER_BASE["zset"]
         # Redis 7.0 ZADD creates a skiplist right away only for a long first member.
-        self.listpack = first_member_len <= ZSET_MAX_LISTPACK_VALUE
+        self.listpack = (first_member_len <= ZSET_MAX_LISTPACK_VALUE
+                         and ZSET_MAX_LISTPACK_ENTRIES > 0)
 
     def __len__(self) -> int:
         return len(self.scores)

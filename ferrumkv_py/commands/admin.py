@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import errors, info
+from .. import command_specs, errors, info
 from ..config import SPECS, ConfigError, protected_allowed
 from ..errors import CommandError
 from ..memory_trim import trim_after_free
@@ -248,7 +248,11 @@ def _flags(spec) -> list:
 
 
 def acl_categories(spec) -> list:
-    """Redis's implicit categories (write/read/admin/fast/slow...) plus the group's own."""
+    """Redis 7.0's categories of the command (command_specs.py); for ferrumkv's own
+    commands, Redis's implicit ones (write/read/admin/fast/slow...) plus the group's."""
+    redis = command_specs.info_entry(spec.name)
+    if redis is not None:
+        return list(redis[6])
     f = spec.flags
     if spec.subcommands:  # a container command (CONFIG, CLIENT) is only @slow
         return [Status(b"@slow")]
@@ -266,12 +270,27 @@ def acl_categories(spec) -> list:
 
 
 def command_info(spec) -> list:
-    """One COMMAND / COMMAND INFO entry (Redis 7 layout, 10 elements; no key specs)."""
+    """One COMMAND / COMMAND INFO entry (Redis 7 layout, 10 elements): the registry's
+    name, arity, flags, key range and categories; tips and key specs as Redis 7.0 has
+    them (command_specs.py), ``movablekeys`` where Redis reports it."""
     subs = [command_info(s) for s in spec.subcommands.values()]
-    # RESP3 sends flags, categories, tips and key specs as sets, as Redis 7.0
-    return [spec.name.encode(), spec.arity, RespSet(_flags(spec)), spec.first_key,
-            spec.last_key, spec.step, RespSet(acl_categories(spec)), RespSet(), RespSet(),
-            subs]
+    flags = _flags(spec)
+    redis = command_specs.info_entry(spec.name)
+    if (spec.getkeys is not None or (redis is not None and b"movablekeys" in redis[2])) \
+            and b"movablekeys" not in flags:
+        flags = _flags_with(spec, "movablekeys")
+    tips = redis[7] if redis is not None else RespSet()
+    # RESP3 sends flags, categories and tips as sets, as Redis 7.0
+    return [spec.name.encode(), spec.arity, RespSet(flags), spec.first_key,
+            spec.last_key, spec.step, RespSet(acl_categories(spec)), tips,
+            command_specs.key_specs(spec), subs]
+
+
+def _flags_with(spec, extra: str) -> list:
+    names = set(spec.flags) | {extra}
+    known = [f for f in FLAG_ORDER if f in names]
+    known += sorted(f for f in names if f not in FLAG_ORDER)
+    return [Status(b"no_auth" if f == "noauth" else f.encode()) for f in known]
 
 
 def syntax_arguments(spec) -> list:
@@ -295,7 +314,16 @@ def syntax_arguments(spec) -> list:
 
 
 def command_docs(spec) -> dict:
-    """One COMMAND DOCS entry, shaped as redis-cli 7.0's help parser expects."""
+    """One COMMAND DOCS entry: Redis 7.0's own (summary, since, group, complexity,
+    history, arguments ...) for its commands, with only the subcommands we have; for
+    ferrumkv's own, one built from the docstring, shaped as redis-cli's help expects."""
+    redis = command_specs.docs_entry(spec.name)
+    if redis is not None:
+        doc = {k: v for k, v in redis.items() if k != b"subcommands"}
+        if spec.subcommands:
+            doc[b"subcommands"] = {s.name.encode(): command_docs(s)
+                                   for s in spec.subcommands.values()}
+        return doc
     doc = {b"summary": spec.summary.encode(), b"since": b"1.0.0", b"group": spec.group.encode()}
     args = syntax_arguments(spec)
     if args:
@@ -353,7 +381,10 @@ def command_docs_(c, argv):
 def command_list(c, argv):
     """COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]
     Returns the command names."""
-    specs = unique_commands()
+    specs = []
+    for s in unique_commands():       # subcommands follow their command, as Redis lists
+        specs.append(s)
+        specs += s.subcommands.values()
     if len(argv) > 2:
         if len(argv) != 5 or argv[2].lower() != b"filterby":
             raise CommandError(errors.SYNTAX)
@@ -361,8 +392,9 @@ def command_list(c, argv):
         if kind == b"pattern":
             match = glob_matcher(arg, nocase=True, subjects=len(specs)) or len
             specs = [s for s in specs if match(s.name.encode())]
-        elif kind == b"aclcat":
-            specs = [s for s in specs if s.group.encode() == arg.lower().lstrip(b"@")]
+        elif kind == b"aclcat":       # a category name without "@", any case
+            cat = b"@" + arg.lower()
+            specs = [s for s in specs if cat in acl_categories(s)]
         elif kind == b"module":
             specs = []
         else:
@@ -370,22 +402,41 @@ def command_list(c, argv):
     return [s.name.encode() for s in specs]
 
 
+def _keys_of_call(argv: list) -> tuple:
+    """Redis getKeysSubcommandImpl's checks, then the (position, flags) of the call's keys."""
+    call = argv[2:]
+    spec = lookup(call[0])
+    if spec is not None and spec.subcommands and len(call) > 1:
+        spec = spec.subcommands.get(call[1].lower().decode("utf-8", "surrogateescape"))
+    if spec is None:
+        raise CommandError("Invalid command specified")
+    if not command_specs.has_keys(spec):
+        raise CommandError("The command has no key arguments")
+    if not spec.arity_ok(len(call)):
+        raise CommandError("Invalid number of arguments specified for command")
+    try:
+        found = command_specs.keys_with_flags(spec, call)
+    except command_specs.InvalidKeys:
+        found = []
+    if not found and "no_mandatory_keys" not in spec.flags:
+        raise CommandError(errors.GETKEYS_INVALID)
+    return call, found
+
+
 @command("getkeys", -4, "loading stale", parent="command")
 def command_getkeys(c, argv):
     """COMMAND GETKEYS command [arg [arg ...]]
     Extracts the key names from a full command."""
-    spec = lookup(argv[2])
-    if spec is None:
-        raise CommandError("Invalid command specified")
-    call = argv[2:]
-    if spec.subcommands and len(call) > 1:
-        spec = spec.subcommands.get(call[1].lower().decode("utf-8", "surrogateescape"), spec)
-    if not spec.arity_ok(len(call)):
-        raise CommandError("Invalid number of arguments specified for command")
-    keys = spec.keys(call) if spec.getkeys is None else spec.getkeys(call)
-    if not keys:
-        raise CommandError("The command has no key arguments")
-    return list(keys)
+    call, found = _keys_of_call(argv)
+    return [call[i] for i, _ in found]
+
+
+@command("getkeysandflags", -4, "loading stale", parent="command")
+def command_getkeysandflags(c, argv):
+    """COMMAND GETKEYSANDFLAGS command [arg [arg ...]]
+    Extracts the key names and their access flags from a full command."""
+    call, found = _keys_of_call(argv)
+    return [[call[i], flags] for i, flags in found]
 
 
 @command("help", 2, "loading stale", parent="command")
@@ -397,6 +448,8 @@ def command_help(c, argv):
         "(no subcommand)", "    Return details about all commands.",
         "COUNT", "    Return the total number of commands.",
         "GETKEYS <full-command>", "    Return the keys from a full command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full command.",
         "INFO [<command-name> ...]", "    Return details about the named commands.",
         "DOCS [<command-name> ...]", "    Return documentation about the named commands.",
         "LIST [FILTERBY (MODULE|ACLCAT|PATTERN) <arg>]", "    Return the command names.",

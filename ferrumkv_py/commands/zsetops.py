@@ -27,7 +27,8 @@ from ..errors import CommandError, WrongTypeError
 from ..notify import NOTIFY_ZSET
 from ..registry import command
 from ..values import RSet
-from ..zset import ZSET_MAX_LISTPACK_ENTRIES, ZSet
+from .. import zset as _zset   # thresholds read at call time (CONFIG SET changes them)
+from ..zset import ZSet
 from ._stored import drop_notify
 from ._util import bulk_array, parse_double, parse_int
 from .zsets import _cost, _scored
@@ -210,7 +211,7 @@ def store_built(c, dst: bytes, pairs: list, event: bytes) -> int:
         drop_notify(c, dst)
         return 0
     z = ZSet(max(len(m) for _, m in pairs))
-    if len(pairs) > ZSET_MAX_LISTPACK_ENTRIES:
+    if len(pairs) > _zset.ZSET_MAX_LISTPACK_ENTRIES:
         z.listpack = False
     for s, m in pairs:
         z.insert(m, s)

@@ -354,7 +354,7 @@ def test_object_and_memory_raw_errors(raw):
     assert c.read_reply() == b"-ERR unknown subcommand 'FOO'. Try MEMORY HELP.\r\n"
     help_reply = c.read_reply()
     assert help_reply.startswith(b"*15\r\n+OBJECT <subcommand> [<arg> [value] [opt] ...]. ")
-    assert c.read_reply().startswith(b"*6\r\n+MEMORY <subcommand>")
+    assert c.read_reply().startswith(b"*14\r\n+MEMORY <subcommand>")
 
 
 def test_memory_usage(r, clock):

@@ -1,0 +1,475 @@
+"""Every other config Redis 7.0 documents, so CONFIG GET/SET and config files know them all.
+
+ferrumkv's own knobs (and the Redis ones it acts on) are rows of ``config.TABLE``; this module
+adds the rest of redis-server 7.0.15's ``CONFIG GET *`` with Redis's type, default, bounds,
+choices and aliases, so tools that read or set them get Redis's replies and error texts.
+A row registers only when no other module has the name already, so a module that
+implements a knob (SLOWLOG, ACL, ...) owns its row.
+
+Three kinds of rows (``compat`` says which, docs/compatibility.md lists them):
+
+* encoding thresholds (``hash-max-listpack-*``, ``set-max-intset-entries``,
+  ``zset-max-listpack-*``, ``list-max-listpack-size``, ``list-compress-depth``): they drive
+  OBJECT ENCODING and DEBUG LISTPACK/QUICKLIST (``commands/introspection.py``, ``debug.py``);
+* tuning of machinery ferrumkv does not have (replication, cluster, AOF/RDB files, TLS
+  sessions, defrag, threads): accepted and stored, as on a Redis that is not using that
+  machinery, where setting them is harmless;
+* switches that would turn such machinery on (``tls-port``, ``cluster-enabled``,
+  ``daemonize``, ``min-replicas-to-write`` ...): refused with a reason unless the value is
+  the one that keeps it off.  Type and bounds errors come first, with Redis's texts.
+
+An alias (``slave-read-only``) is its own row, mirrored both ways by ``Config`` (both names
+appear in ``CONFIG GET *``, as in Redis 7.0).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .config import INT_MAX, LLONG_MAX, SPECS, ULLONG_MAX, ConfigSpec, parse_memory, register
+
+INT_MIN = -INT_MAX - 1
+LONG_MAX = LLONG_MAX               # LP64: long is 64 bits
+SSIZE_MAX = LLONG_MAX
+OCTAL_MODE_MAX = 0o777             # unixsocketperm
+OOM_SCORE_LIMIT = 2000             # oom-score-adj-values elements are -2000..2000
+OOM_SCORE_VALUES = 3               # master, replica, background child
+PERCENTILE_MAX = 100.0
+REPL_BACKLOG_MIN_BYTES = 16 * 1024  # Redis raises a smaller repl-backlog-size to this
+HOSTNAME_MAX_LEN = 255             # cluster-announce-hostname
+
+ENCODING = "encoding"              # compat kinds (rendered into conf and docs)
+TUNING = "tuning"
+SWITCH = "switch"
+
+NO_REPLICATION = "ferrumkv has no replication"
+NO_CLUSTER = "ferrumkv has no cluster mode"
+NO_TLS = "ferrumkv has no TLS listener"
+NO_FILES = "ferrumkv keeps data in memory only"
+
+
+# ---- value checks (ValueError = Redis-style reason) ----
+
+def _only(keep, reason: str):
+    """A switch: only ``keep`` (the value that leaves the machinery off) is accepted."""
+    def check(val):
+        if val != keep:
+            raise ValueError("%s (only %s is accepted)" % (reason, _shown(keep)))
+        return val
+    return check
+
+
+def _refuse(keep, text: str):
+    """A switch refused with Redis's own words (where Redis refuses it too)."""
+    def check(val):
+        if val != keep:
+            raise ValueError(text)
+        return val
+    return check
+
+
+DEFRAG_REFUSED = ("Active defragmentation cannot be enabled: it requires a Redis server "
+                  "compiled with a modified Jemalloc like the one shipped by default with "
+                  "the Redis source distribution")
+
+
+def _shown(val) -> str:
+    if val is True or val is False:
+        return "yes" if val else "no"
+    return '""' if val == "" else str(val)
+
+
+def _check_filename(name: str):
+    def check(val: str) -> str:
+        if "/" in val or "\\" in val:
+            raise ValueError("%s can't be a path, just a filename" % name)
+        return val
+    return check
+
+
+def _check_hostname(val: str) -> str:
+    """Redis isValidAnnouncedHostname."""
+    if len(val) > HOSTNAME_MAX_LEN:
+        raise ValueError("Hostnames must be less than 256 characters")
+    if not all(ch.isascii() and (ch.isalnum() or ch in "-.") for ch in val):
+        raise ValueError("Hostnames may only contain alphanumeric characters, hyphens or dots")
+    return val
+
+
+# Variables of proc-title-template, and whether each expands to something when Redis
+# validates a template (with an empty title, standalone, no unix socket or config file).
+PROC_TITLE_VARS = {"title": False, "listen-addr": True, "server-mode": False, "port": True,
+                   "tls-port": True, "unixsocket": False, "config-file": False}
+
+
+def _check_proc_title(val: str) -> str:
+    """Redis validateProcTitleTemplate over sdstemplate: ``{name}`` must be a known variable,
+    ``{{`` is a literal brace (a lone ``}`` is literal too), and the template expanded with an
+    empty title must not be empty."""
+    bad = ValueError("template format is invalid or contains unknown variables")
+    nonempty, i = False, 0
+    while i < len(val):
+        if val[i] != "{":
+            nonempty, i = True, i + 1
+        elif val[i + 1:i + 2] == "{":
+            nonempty, i = True, i + 2
+        else:
+            end = val.find("}", i + 1)
+            if end < 0 or val[i + 1:end] not in PROC_TITLE_VARS:
+                raise bad
+            nonempty = nonempty or PROC_TITLE_VARS[val[i + 1:end]]
+            i = end + 1
+    if not nonempty:
+        raise bad
+    return val
+
+
+def _words(val: str) -> list[str]:
+    """A multi-argument CONFIG SET value as Redis splits it: on every single space."""
+    return val.split(" ") if val else []
+
+
+def _check_oom_values(val: str) -> str:
+    words = _words(val)
+    if len(words) != OOM_SCORE_VALUES:
+        raise ValueError("wrong number of arguments")
+    for w in words:
+        n = _strtoll(w)
+        if n is None or not -OOM_SCORE_LIMIT <= n <= OOM_SCORE_LIMIT:
+            raise ValueError("Invalid oom-score-adj-values, elements must be between "
+                             "-2000 and 2000.")
+    return " ".join(str(_strtoll(w)) for w in words)
+
+
+_STRTOLL_RE = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+\Z")
+
+
+def _strtoll(w: str):
+    """C strtoll with the whole word consumed (leading blanks allowed; an empty word is 0,
+    as strtoll reads nothing and stops at the end); None otherwise."""
+    if w == "":
+        return 0
+    if not _STRTOLL_RE.match(w):
+        return None
+    return max(min(int(w.strip()), LLONG_MAX), -LLONG_MAX - 1)
+
+
+_DEC_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_HEX_RE = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+                     r"(?:[pP][+-]?[0-9]+)?\Z")
+_SPECIAL_RE = re.compile(r"[+-]?(?:inf|infinity)\Z", re.IGNORECASE)
+
+
+def _string2d(w: str):
+    """Redis string2d: strtod over the whole word, no surrounding blanks, not NaN."""
+    if not w or w[0].isspace() or w[-1].isspace():
+        return None
+    if _DEC_RE.match(w) or _SPECIAL_RE.match(w):
+        val = float(w)
+    elif _HEX_RE.match(w):
+        sign = -1.0 if w[0] == "-" else 1.0
+        val = sign * float.fromhex(w.lstrip("+-"))
+    else:
+        return None
+    return None if math.isnan(val) else val
+
+
+def _format_percentile(p: float) -> str:
+    """Redis: ``%f`` then trimDoubleString (trailing zeros and point dropped)."""
+    text = "%f" % p
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def _check_percentiles(val: str) -> str:
+    out = []
+    for w in _words(val):
+        p = _string2d(w)
+        if p is None:
+            raise ValueError("Invalid latency-tracking-info-percentiles parameters")
+        if not 0.0 <= p <= PERCENTILE_MAX:
+            raise ValueError("latency-tracking-info-percentiles parameters should sit "
+                             "between [0.0,100.0]")
+        out.append(_format_percentile(p))
+    return " ".join(out)
+
+
+SHUTDOWN_FLAGS = ("default", "save", "nosave", "now", "force")
+
+
+def _check_shutdown_flags(val: str) -> str:
+    """shutdown-on-sigint / -sigterm: a set of flags, shown in table order ("default" = none)."""
+    words = [w.lower() for w in _words(val)]
+    if not words or any(w not in SHUTDOWN_FLAGS for w in words):
+        raise ValueError("argument(s) must be one of the following: " + ", ".join(SHUTDOWN_FLAGS))
+    if "save" in words and "nosave" in words:
+        raise ValueError("shutdown options SAVE and NOSAVE can't be used simultaneously")
+    shown = [f for f in SHUTDOWN_FLAGS[1:] if f in words]
+    return " ".join(shown) or "default"
+
+
+def _check_memory_or_percent(val: str) -> str:
+    """maxmemory-clients: bytes (memory units) or ``N%`` of maxmemory, N at most 100."""
+    if val.endswith("%"):
+        digits = val[:-1]
+        if not digits.isascii() or not digits.isdigit() or (digits[0] == "0" and len(digits) > 1):
+            raise ValueError("argument must be a memory or percent value")
+        if int(digits) > 100:
+            raise ValueError("percentage argument must be less or equal to 100")
+        n = int(digits)
+        return "%d%%" % n if n else "0"
+    n = parse_memory(val)
+    if n is None:
+        raise ValueError("argument must be a memory or percent value")
+    if n > SSIZE_MAX:
+        raise ValueError("argument must be between -100 and %d inclusive" % SSIZE_MAX)
+    return str(n)
+
+
+def _check_maxmemory_clients(val: str) -> str:
+    val = _check_memory_or_percent(val)
+    if val != "0":
+        raise ValueError("client eviction is not supported (only 0 is accepted)")
+    return val
+
+
+def _norm_oom_adj(val, old):
+    return "yes" if val == "relative" else val
+
+
+# ---- the rows ----
+
+def _rows() -> list[ConfigSpec]:
+    rows: list[ConfigSpec] = []
+
+    def add(name, type_, default, mutable=True, lo=None, hi=None, choices=(), alias="",
+            compat=TUNING, doc="", **kw):
+        for n in (name, alias) if alias else (name,):
+            rows.append(ConfigSpec(n, type_, default, mutable, lo, hi, choices, doc=doc,
+                                   alias_of=(alias if n == name else name) if alias else "",
+                                   compat=compat, **kw))
+
+    def b(name, default, mutable=True, alias="", doc="", **kw):
+        add(name, "bool", default, mutable, alias=alias, doc=doc, **kw)
+
+    def i(name, default, lo, hi, mutable=True, alias="", doc="", **kw):
+        add(name, "int", default, mutable, lo, hi, alias=alias, doc=doc, **kw)
+
+    def m(name, default, lo, hi, mutable=True, alias="", doc="", **kw):
+        add(name, "memory", default, mutable, lo, hi, alias=alias, doc=doc, **kw)
+
+    def s(name, default="", mutable=True, doc="", **kw):
+        add(name, "string", default, mutable, doc=doc, **kw)
+
+    def e(name, default, choices, mutable=True, doc="", **kw):
+        add(name, "enum", default, mutable, choices=choices, doc=doc, **kw)
+
+    # -- encodings (read by OBJECT ENCODING, DEBUG LISTPACK / QUICKLIST) --
+    enc = dict(compat=ENCODING)
+    i("hash-max-listpack-entries", 512, 0, LONG_MAX, alias="hash-max-ziplist-entries",
+      doc="a hash with more fields is a hashtable", **enc)
+    m("hash-max-listpack-value", 64, 0, LONG_MAX, alias="hash-max-ziplist-value",
+      doc="a hash with a longer field or value is a hashtable", **enc)
+    i("set-max-intset-entries", 512, 0, LONG_MAX,
+      doc="a set of integers with more members is a hashtable", **enc)
+    i("zset-max-listpack-entries", 128, 0, LONG_MAX, alias="zset-max-ziplist-entries",
+      doc="a sorted set with more members is a skiplist", **enc)
+    m("zset-max-listpack-value", 64, 0, LONG_MAX, alias="zset-max-ziplist-value",
+      doc="a sorted set with a longer member is a skiplist", **enc)
+    i("list-max-listpack-size", -2, INT_MIN, INT_MAX, alias="list-max-ziplist-size",
+      doc="quicklist node size: entries per node (> 0) or -1..-5 for 4kb..64kb nodes", **enc)
+    i("list-compress-depth", 0, 0, INT_MAX,
+      doc="quicklist nodes kept uncompressed at each end (0 = none compressed)", **enc)
+    m("stream-node-max-bytes", 4096, 0, LONG_MAX, doc="stream listpack bytes (no streams)")
+    i("stream-node-max-entries", 100, 0, LLONG_MAX, doc="stream listpack entries (no streams)")
+
+    # -- general server --
+    e("enable-debug-command", "no", ("no", "yes", "local"), False,
+      doc="may clients run DEBUG (local: loopback clients only)", compat="")
+    e("enable-module-command", "no", ("no", "yes", "local"), False,
+      doc="ferrumkv has no modules and no MODULE command")
+    b("daemonize", False, False, check=_only(False, "ferrumkv does not fork into the "
+                                             "background: run it under a supervisor"),
+      compat=SWITCH, doc="refused: ferrumkv does not daemonize")
+    e("supervised", "no", ("upstart", "systemd", "auto", "no"), False,
+      doc="accepted; no supervisor notifications are sent")
+    s("pidfile", "", False, check=_only("", "ferrumkv writes no pid file"), compat=SWITCH,
+      doc="refused: no pid file is written")
+    s("unixsocket", "", False, check=_only("", "ferrumkv listens on TCP only"),
+      compat=SWITCH, doc="refused: TCP only")
+    i("unixsocketperm", 0, 0, OCTAL_MODE_MAX, False, doc="unix socket mode (no unix socket)")
+    i("tcp-backlog", 511, 0, INT_MAX, False, doc="listen backlog (asyncio's default is used)")
+    i("socket-mark-id", 0, 0, 4294967295, False, doc="SO_MARK of sockets (not set)")
+    b("always-show-logo", False, False, doc="no logo is shown")
+    b("set-proc-title", True, False, doc="the process title is not changed")
+    s("proc-title-template", "{title} {listen-addr} {server-mode}", check=_check_proc_title,
+      doc="process title template (validated, not applied)")
+    b("syslog-enabled", False, False, check=_only(False, "ferrumkv logs to stderr or "
+                                                  "logfile only"), compat=SWITCH,
+      doc="refused: no syslog")
+    s("syslog-ident", "redis", False, doc="syslog identity (no syslog)")
+    e("syslog-facility", "local0", ("user",) + tuple("local%d" % n for n in range(8)), False,
+      doc="syslog facility (no syslog)")
+    b("crash-log-enabled", True, doc="crash report on a fatal signal (Python's traceback)")
+    b("crash-memcheck-enabled", True, doc="memory test after a crash (none)")
+    b("disable-thp", True, False, doc="transparent huge pages are left as they are")
+    b("dynamic-hz", True, doc="hz is not scaled by the number of clients")
+    b("activerehashing", True, doc="Python dicts rehash by themselves")
+    b("jemalloc-bg-thread", True, doc="no jemalloc (Python's allocator)")
+    i("io-threads", 1, 1, 128, False, doc="one event loop thread")
+    b("io-threads-do-reads", False, False, doc="one event loop thread")
+    for name in ("server_cpulist", "bio_cpulist", "aof_rewrite_cpulist", "bgsave_cpulist"):
+        s(name, "", False, doc="CPU affinity (not applied)")
+    s("ignore-warnings", "", doc="startup warnings to silence (none are issued)")
+    e("oom-score-adj", "no", ("no", "yes", "relative", "absolute"),
+      normalize=_norm_oom_adj, doc="Linux OOM score adjustment (not applied)")
+    s("oom-score-adj-values", "0 200 800", check=_check_oom_values, multi=True,
+      doc="OOM scores of master, replica and child (not applied)")
+    for sig in ("sigint", "sigterm"):
+        s("shutdown-on-" + sig, "default", check=_check_shutdown_flags, multi=True,
+          doc="SHUTDOWN flags on %s (nothing to save: the server just stops)" % sig.upper())
+    i("shutdown-timeout", 10, 0, INT_MAX, doc="seconds SHUTDOWN waits for replicas (none)")
+    e("sanitize-dump-payload", "no", ("no", "yes", "clients"),
+      doc="deep check of RESTORE payloads (ferrumkv always checks them fully)")
+    e("propagation-error-behavior", "ignore", ("ignore", "panic", "panic-on-replicas"),
+      doc="what a replica does with a failing propagated command (no replicas)")
+    s("maxmemory-clients", "0", check=_check_maxmemory_clients, compat=SWITCH,
+      doc="refused unless 0: no client eviction (the output buffer limits apply)")
+    # -- defrag, latency, slowlog, ACL (rows the features' modules may own) --
+    b("activedefrag", False, check=_refuse(False, DEFRAG_REFUSED),
+      doc="refused: no active defragmentation (Python's allocator)", compat=SWITCH)
+    i("active-defrag-cycle-min", 1, 1, 99, doc="defrag CPU percent (no defrag)")
+    i("active-defrag-cycle-max", 25, 1, 99, doc="defrag CPU percent (no defrag)")
+    i("active-defrag-threshold-lower", 10, 0, 1000, doc="defrag threshold (no defrag)")
+    i("active-defrag-threshold-upper", 100, 0, 1000, doc="defrag threshold (no defrag)")
+    m("active-defrag-ignore-bytes", 100 * 1024 * 1024, 1, LLONG_MAX,
+      doc="defrag threshold (no defrag)")
+    i("active-defrag-max-scan-fields", 1000, 1, LONG_MAX, doc="defrag batch (no defrag)")
+    b("latency-tracking", True, doc="per-command latency histograms")
+    s("latency-tracking-info-percentiles", "50 99 99.9", check=_check_percentiles, multi=True,
+      doc="percentiles INFO latencystats reports")
+    i("latency-monitor-threshold", 0, 0, LLONG_MAX, doc="LATENCY monitor threshold, ms")
+    i("slowlog-log-slower-than", 10000, -1, LLONG_MAX, doc="SLOWLOG threshold, microseconds")
+    i("slowlog-max-len", 128, 0, LONG_MAX, doc="SLOWLOG entries kept")
+    s("aclfile", "", False, doc="ACL users file")
+    i("acllog-max-len", 128, 0, LONG_MAX, doc="ACL LOG entries kept")
+    e("acl-pubsub-default", "resetchannels", ("allchannels", "resetchannels"),
+      doc="channel permissions of new ACL users")
+
+    # -- persistence files (none are written) --
+    per = dict(doc="persistence tuning; " + NO_FILES)
+    for name, val in (("rdbchecksum", True), ("rdbcompression", True),
+                      ("rdb-del-sync-files", False), ("stop-writes-on-bgsave-error", True),
+                      ("rdb-save-incremental-fsync", True),
+                      ("aof-rewrite-incremental-fsync", True),
+                      ("no-appendfsync-on-rewrite", False), ("aof-load-truncated", True),
+                      ("aof-use-rdb-preamble", True), ("aof-timestamp-enabled", False),
+                      ("aof-disable-auto-gc", False)):
+        b(name, val, name != "rdbchecksum", **per)
+    s("dbfilename", "dump.rdb", protected=True, check=_check_filename("dbfilename"), **per)
+    s("appendfilename", "appendonly.aof", False, **per)
+    s("appenddirname", "appendonlydir", False, **per)
+    e("appendfsync", "everysec", ("everysec", "always", "no"), **per)
+    i("auto-aof-rewrite-percentage", 100, 0, INT_MAX, **per)
+    m("auto-aof-rewrite-min-size", 64 * 1024 * 1024, 0, LLONG_MAX, **per)
+
+    # -- replication (ferrumkv is always a master without replicas) --
+    rep = dict(doc="replication tuning; " + NO_REPLICATION)
+    s("replicaof", "", False, alias="slaveof", multi=True, compat=SWITCH,
+      check=_only("", NO_REPLICATION), doc="refused: " + NO_REPLICATION)
+    s("masterauth", "", sensitive=True, **rep)
+    s("masteruser", "", sensitive=True, **rep)
+    b("replica-lazy-flush", False, alias="slave-lazy-flush", **rep)
+    b("replica-serve-stale-data", True, alias="slave-serve-stale-data", **rep)
+    b("replica-read-only", True, alias="slave-read-only", **rep)
+    b("replica-ignore-maxmemory", True, alias="slave-ignore-maxmemory", **rep)
+    b("replica-announced", True, **rep)
+    b("replica-ignore-disk-write-errors", False, **rep)
+    s("replica-announce-ip", "", alias="slave-announce-ip", **rep)
+    i("replica-announce-port", 0, 0, 65535, alias="slave-announce-port", **rep)
+    i("replica-priority", 100, 0, INT_MAX, alias="slave-priority", **rep)
+    b("repl-disable-tcp-nodelay", False, **rep)
+    b("repl-diskless-sync", True, **rep)
+    i("repl-diskless-sync-delay", 5, 0, INT_MAX, **rep)
+    i("repl-diskless-sync-max-replicas", 0, 0, INT_MAX, **rep)
+    e("repl-diskless-load", "disabled", ("disabled", "on-empty-db", "swapdb"), **rep)
+    i("repl-timeout", 60, 1, INT_MAX, **rep)
+    i("repl-ping-replica-period", 10, 1, INT_MAX, alias="repl-ping-slave-period", **rep)
+    m("repl-backlog-size", 1024 * 1024, 1, LLONG_MAX, clamp=(REPL_BACKLOG_MIN_BYTES, LLONG_MAX),
+      **rep)
+    i("repl-backlog-ttl", 3600, 0, LONG_MAX, **rep)
+    i("min-replicas-to-write", 0, 0, INT_MAX, alias="min-slaves-to-write", compat=SWITCH,
+      check=_only(0, NO_REPLICATION + ": every write would be refused"),
+      doc="refused unless 0: " + NO_REPLICATION)
+    i("min-replicas-max-lag", 10, 0, INT_MAX, alias="min-slaves-max-lag", **rep)
+    s("bind-source-addr", "", **rep)
+
+    # -- cluster --
+    clu = dict(doc="cluster tuning; " + NO_CLUSTER)
+    b("cluster-enabled", False, False, check=_only(False, NO_CLUSTER), compat=SWITCH,
+      doc="refused: " + NO_CLUSTER)
+    s("cluster-config-file", "nodes.conf", False, **clu)
+    i("cluster-port", 0, 0, 65535, False, **clu)
+    i("cluster-node-timeout", 15000, 0, LLONG_MAX, **clu)
+    i("cluster-replica-validity-factor", 10, 0, INT_MAX,
+      alias="cluster-slave-validity-factor", **clu)
+    b("cluster-replica-no-failover", False, alias="cluster-slave-no-failover", **clu)
+    i("cluster-migration-barrier", 1, 0, INT_MAX, **clu)
+    b("cluster-require-full-coverage", True, **clu)
+    b("cluster-allow-reads-when-down", False, **clu)
+    b("cluster-allow-pubsubshard-when-down", True, **clu)
+    b("cluster-allow-replica-migration", True, **clu)
+    s("cluster-announce-ip", "", **clu)
+    s("cluster-announce-hostname", "", check=_check_hostname, **clu)
+    for name in ("cluster-announce-port", "cluster-announce-bus-port",
+                 "cluster-announce-tls-port"):
+        i(name, 0, 0, 65535, **clu)
+    e("cluster-preferred-endpoint-type", "ip", ("ip", "hostname", "unknown-endpoint"), **clu)
+    m("cluster-link-sendbuf-limit", 0, 0, ULLONG_MAX, **clu)
+
+    # -- TLS --
+    tls = dict(doc="TLS tuning; " + NO_TLS)
+    i("tls-port", 0, 0, 65535, check=_only(0, NO_TLS), compat=SWITCH,
+      doc="refused unless 0: " + NO_TLS)
+    for name in ("tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
+                 "tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file",
+                 "tls-ca-cert-file", "tls-ca-cert-dir", "tls-protocols", "tls-ciphers",
+                 "tls-ciphersuites"):
+        s(name, "", check=_only("", NO_TLS), compat=SWITCH,
+          doc="refused unless empty: " + NO_TLS)
+    for name in ("tls-cluster", "tls-replication"):
+        b(name, False, check=_only(False, NO_TLS), compat=SWITCH, doc="refused: " + NO_TLS)
+    b("tls-prefer-server-ciphers", False, **tls)
+    b("tls-session-caching", True, **tls)
+    e("tls-auth-clients", "yes", ("no", "yes", "optional"), **tls)
+    i("tls-session-cache-size", 20480, 0, INT_MAX, **tls)
+    i("tls-session-cache-timeout", 300, 0, INT_MAX, **tls)
+    return rows
+
+
+def _register() -> None:
+    """Add the rows whose names no other module has registered (aliases with their name)."""
+    for spec in _rows():
+        if spec.name not in SPECS and (not spec.alias_of or spec.alias_of not in SPECS
+                                       or SPECS[spec.alias_of].compat):
+            register(spec)
+
+
+_register()
+
+
+def install(server) -> None:
+    """Server set-up: the sorted-set thresholds follow their configs.
+
+    ``zset.py`` reads two module constants on every insert; they are process-wide, so the
+    server that last set them (at start or by CONFIG SET) decides for the process.  Hash and
+    set encodings read the server's config directly (commands/introspection.py).
+    """
+    from . import zset
+    cfg = server.config
+    cfg.on_change("zset-max-listpack-entries",
+                  lambda v: setattr(zset, "ZSET_MAX_LISTPACK_ENTRIES", v))
+    cfg.on_change("zset-max-listpack-value",
+                  lambda v: setattr(zset, "ZSET_MAX_LISTPACK_VALUE", v))
