@@ -75,7 +75,8 @@ class Client(asyncio.Protocol):
         self.obuf_big = 0            # large-reply bytes since the last early write
         self.aborted = False         # closed for its output limit: unsent replies dropped
         self._count = server.stats.pending.append   # Stats.flush counts them per read
-        self.authenticated = not server.requirepass
+        self.user = server.acl.default    # ACL user (acl.py)
+        self.authenticated = not server.acl.auth_required()
         self.transport = None
         self.addr = "?:0"
         self.laddr = "?:0"
@@ -95,7 +96,8 @@ class Client(asyncio.Protocol):
         self.sub_patterns: dict = {}
         self.sub_shard: dict = {}
         self.tracking = None         # tracking.ClientTracking while CLIENT TRACKING is on
-        self.slow_path = False       # subscribed or tracking: every command takes call()
+        self.slow_path = not self.user.open  # subscribed, tracking or an ACL-limited user:
+        #                                      every command takes call()
         self.executing = None        # this read's reply list while its commands run
         self.pending = None          # frames pushed by other clients' commands, unsent
 
@@ -360,6 +362,11 @@ class Client(asyncio.Protocol):
         multi = self.multi
         if multi is not None and "no_multi" in spec.flags:
             return self._reject("ERR " + errors.NOT_IN_MULTI, spec)
+        if not self.user.open:      # ACL: a user that may not run everything (acl.py)
+            from .commands.acl import deny, noperm_text
+            res = deny(self, spec, argv)
+            if res:
+                return self._reject(noperm_text(res, spec), spec)
         server = self.server
         busy = server.busy_script   # a script past busy-reply-threshold (scripting.py)
         if busy is not None and "allow_busy" not in spec.flags:
@@ -466,6 +473,12 @@ class Client(asyncio.Protocol):
                 self.executing = parts
             try:
                 for spec, argv in queued:
+                    if not self.user.open:   # ACL rules may have changed since queued
+                        from .commands.acl import CTX_MULTI, deny, exec_noperm_text
+                        res = deny(self, spec, argv, CTX_MULTI)
+                        if res:
+                            parts.append(encode_error(exec_noperm_text(res)))
+                            continue
                     parts.append(self.run(spec, argv))
             finally:
                 self.executing = outer
@@ -524,7 +537,7 @@ class Client(asyncio.Protocol):
         cls = "pubsub" if subscribed else "normal"
         if cls != self.obuf_class:      # client-output-buffer-limit's class (limits.py)
             self.set_obuf_class(cls)
-        self.slow_path = subscribed or self.tracking is not None
+        self.slow_path = subscribed or self.tracking is not None or not self.user.open
 
     def leave_events(self) -> None:
         """RESET / disconnect: drop every subscription and the tracking state."""
