@@ -697,6 +697,9 @@ def key_positions(spec, argv: list) -> list:
     if not any(b == 0 for b, _, _, _ in specs):
         for _, _, _, perm in specs:
             loose |= perm
+    if name == "set":   # Redis setGetKeys: the key is only written unless GET is given
+        get = any(a.split(b"\0", 1)[0].lower() == b"get" for a in argv[3:])
+        return [(1, ALL_PERM if get else WRITE)]
     out = []
     for pos in positions:
         need = loose

@@ -384,4 +384,4 @@ def acl_help(c, argv):
         "WHOAMI",
         "    Return the current connection username.",
         "HELP",
-        "    Print this help.")]
+        "    Prints this help.")]

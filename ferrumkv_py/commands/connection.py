@@ -285,6 +285,8 @@ def client_kill(c, argv):
             tests.append(lambda x, k=kind: k == (b"pubsub" if x.obuf_class == "pubsub"
                                                  else b"normal"))
         elif opt == b"user":
+            if val not in c.server.acl.users:
+                raise CommandError("No such user '%s'" % val.decode("utf-8", "surrogateescape"))
             tests.append(lambda x, u=val: u == x.user.name)
         else:
             raise CommandError(errors.SYNTAX)
