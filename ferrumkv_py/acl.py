@@ -722,3 +722,25 @@ def check_call(user: User, spec, argv: list) -> tuple[int, int]:
         ok = any(s.allcommands for s in user.selectors)
         return (OK, 0) if ok else (DENIED_CMD, 0)
     return user.check(cid, argv, lambda: key_positions(spec, argv))
+
+
+def unrestricted_read(user: User, spec, argv: list) -> bool:
+    """Redis ACLUserCheckCmdWithUnrestrictedKeyAccess(..., CMD_KEY_ACCESS): a selector that
+    allows this call reads every key (``allkeys``, or a ``*`` pattern with read).  SORT's
+    BY / GET patterns need it.  Complexity: as :meth:`User.check`."""
+    if user is None or user.open:
+        return True
+    cid = TABLE.id.get(spec.name, -1)
+    keys = None
+    for s in user.selectors:
+        if not (s.allkeys or any(p == b"*" and f & READ for p, f in s.patterns)):
+            continue
+        if cid < 0:
+            if s.allcommands:
+                return True
+            continue
+        if keys is None:
+            keys = key_positions(spec, argv)
+        if s.check(cid, argv, keys)[0] == OK:
+            return True
+    return False

@@ -102,6 +102,7 @@ class ScriptClient:
         self.executing = None
         self.pending = None
         self.aborted = False
+        self.user = None             # the caller's ACL user while a script runs
 
     def watch(self, keys) -> None:
         pass
@@ -289,6 +290,7 @@ class Engine:
         fake = self.fake
         fake.db = c.db
         fake.proto = 2
+        fake.user = c.user      # the caller's ACL user (acl.py), as Redis's Lua client
         self.run = run
         return run
 

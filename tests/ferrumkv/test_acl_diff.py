@@ -137,7 +137,9 @@ def test_noperm_replies_and_log_match_redis(pair):
     context, object, username and count are equal (age and client info differ)."""
     setup = [("ACL", "LOG", "RESET"),
              ("ACL", "SETUSER", "nina", "on", ">pw", "-@all", "+get", "+set", "+multi",
-              "+exec", "+publish", "+subscribe", "+eval", "~k*", "%R~r*", "&news.*")]
+              "+exec", "+publish", "+subscribe", "+eval", "+sort", "+sort_ro", "+rpush",
+              "~k*", "%R~r*", "&news.*"),
+             ("ACL", "SETUSER", "otto", "on", ">pw", "+@all", "%R~*", "~k*")]
     run_both(pair, setup)
     calls = [("AUTH", "nina", "bad"), ("AUTH", "nina", "pw"), ("DEL", "k"), ("GET", "x"),
              ("SET", "r1", "v"), ("SET", "k1", "v"), ("GET", "k1"),
@@ -148,7 +150,13 @@ def test_noperm_replies_and_log_match_redis(pair):
              ("EVAL", "return redis.acl_check_cmd('get', 'k1')", "0"),
              ("EVAL", "return redis.acl_check_cmd('get', 'zz')", "0"),
              ("MULTI",), ("DEL", "k"), ("SET", "k1", "v"), ("EXEC",),
-             ("SUBSCRIBE", "news.a", "other")]
+             ("RPUSH", "k2", "2", "1"), ("SORT", "k2", "BY", "nosort"),
+             ("SORT", "k2", "BY", "w_*"), ("SORT", "k2", "LIMIT", "0", "1", "GET", "#"),
+             ("SORT_RO", "k2", "BY", "w_*"), ("SORT", "k2", "LIMIT", "x", "1", "GET", "#"),
+             ("EVAL", "return redis.call('sort', 'k2', 'by', 'w_*')", "0"),
+             ("AUTH", "otto", "pw"), ("SORT", "k2", "BY", "w_*", "GET", "#"),
+             ("SORT", "k2", "BY", "w_*", "STORE", "k3"), ("SORT", "r", "STORE", "k3"),
+             ("AUTH", "nina", "pw"), ("SUBSCRIBE", "news.a", "other")]
     for args, ours, theirs in run_both(pair, calls):
         assert ours == theirs, args
     conns = [RawConn(port) for port in pair]
