@@ -33,8 +33,9 @@ import hmac
 import time
 
 from . import acl_table
+from . import errors as _errors
 from .conf_syntax import UnbalancedQuotes, split_args
-from .globmatch import glob_match
+from .globmatch import glob_match, glob_matcher
 
 READ, WRITE = 1, 2
 ALL_PERM = READ | WRITE
@@ -312,8 +313,10 @@ class Selector:
             for pos, need in keys:
                 key = argv[pos]
                 for pat, flags in self.patterns:
-                    if flags & need == need and glob_match(pat, key):
-                        break
+                    if flags & need == need:
+                        m = glob_matcher(pat)   # compiled once (globmatch's cache)
+                        if (m(key) if m is not None else len(key) > 0):
+                            break
                 else:
                     return DENIED_KEY, pos
         if not self.allchannels:
@@ -664,13 +667,41 @@ class Acl:
 _KEYNUM_AT_2 = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"})
 
 
+def _plan(spec) -> tuple:
+    """(table id, key specs, permission of keys no index+range spec covers, permission of
+    the only key when the command has exactly one fixed key, else -1), cached per spec."""
+    plan = _PLANS.get(spec)
+    if plan is None:
+        cid = TABLE.id.get(spec.name, -1)
+        specs = TABLE.keyspecs[cid] if cid >= 0 else ()
+        loose = 0
+        for b, _, _, perm in specs:
+            if b == 0:
+                loose |= perm
+        if not any(b == 0 for b, _, _, _ in specs):
+            for _, _, _, perm in specs:
+                loose |= perm
+        single = -1
+        if (spec.getkeys is None and spec.name not in _KEYNUM_AT_2 and spec.name != "set"
+                and spec.first_key > 0 and spec.last_key == spec.first_key and len(specs) == 1
+                and specs[0][:2] == (spec.first_key, 0)):
+            single = specs[0][3]
+        plan = _PLANS[spec] = (cid, specs, loose, single)
+    return plan
+
+
+_PLANS: dict = {}
+
+
 def key_positions(spec, argv: list) -> list:
     """(argument index, permission) for each key of one call, as Redis's
     getKeysFromCommandWithSpecs finds them with the flags of the covering key spec.
 
     Complexity: O(len(argv))."""
+    cid, specs, loose, single = _plan(spec)
+    if single >= 0:     # GET, HSET ...: one key at a fixed place
+        return [(spec.first_key, single)] if len(argv) > spec.first_key else []
     name = spec.name
-    cid = TABLE.id.get(name, -1)
     if name in _KEYNUM_AT_2:
         try:
             n = int(argv[2])
@@ -689,14 +720,6 @@ def key_positions(spec, argv: list) -> list:
         positions = list(range(spec.first_key, min(last, len(argv) - 1) + 1, spec.step or 1))
     else:
         return []
-    specs = TABLE.keyspecs[cid] if cid >= 0 else ()
-    loose = 0
-    for b, _, _, perm in specs:
-        if b == 0:
-            loose |= perm
-    if not any(b == 0 for b, _, _, _ in specs):
-        for _, _, _, perm in specs:
-            loose |= perm
     if name == "set":   # Redis setGetKeys: the key is only written unless GET is given
         get = any(a.split(b"\0", 1)[0].lower() == b"get" for a in argv[3:])
         return [(1, ALL_PERM if get else WRITE)]
@@ -717,7 +740,7 @@ def check_call(user: User, spec, argv: list) -> tuple[int, int]:
     """Redis ACLCheckAllUserCommandPerm for a command of this server: (result, index)."""
     if user.open:
         return OK, 0
-    cid = TABLE.id.get(spec.name, -1)
+    cid = _plan(spec)[0]
     if cid < 0:   # not a Redis command (LITEHIT...): only users with allcommands run it
         ok = any(s.allcommands for s in user.selectors)
         return (OK, 0) if ok else (DENIED_CMD, 0)
@@ -744,3 +767,37 @@ def unrestricted_read(user: User, spec, argv: list) -> bool:
         if s.check(cid, argv, keys)[0] == OK:
             return True
     return False
+
+
+# ---- the dispatcher's check and ACL LOG entries ----
+
+CTX_TOPLEVEL, CTX_MULTI, CTX_LUA = b"toplevel", b"multi", b"lua"
+
+
+def client_info(c) -> bytes:
+    from .commands.connection import client_line
+    return client_line(c, time.monotonic()).encode("utf-8", "surrogateescape")
+
+
+def log_denial(c, reason: int, context: bytes, obj: bytes, username: bytes | None = None):
+    c.server.acl.add_log(reason, context, obj, c.user.name if username is None else username,
+                         client_info(c))
+
+
+def deny(c, spec, argv: list, context: bytes | None = None) -> int:
+    """Check one call for ``c.user``; on refusal log it (ACL LOG) and return the reason
+    (acl.DENIED_*), else OK.  Complexity: see acl.User.check."""
+    res, pos = check_call(c.user, spec, argv)
+    if res != OK:
+        if context is None:
+            context = CTX_MULTI if c.multi is not None else CTX_TOPLEVEL
+        obj = spec.name.encode() if res == DENIED_CMD else argv[pos]
+        log_denial(c, res, context, obj)
+    return res
+
+
+def noperm_text(res: int, spec) -> str:
+    """processCommand's NOPERM reply for a refused call."""
+    if res == DENIED_CMD:
+        return _errors.NOPERM_CMD % spec.name
+    return _errors.NOPERM_KEY if res == DENIED_KEY else _errors.NOPERM_CHANNEL

@@ -25,7 +25,7 @@ import asyncio
 import logging
 import time
 
-from . import errors, limits
+from . import acl, errors, limits
 from .errors import CommandError
 from .registry import COMMANDS, lookup
 from .resp import (NULL_ARRAY, QUEUED, ProtocolError, QueryBufferLimit, Raw,
@@ -363,10 +363,9 @@ class Client(asyncio.Protocol):
         if multi is not None and "no_multi" in spec.flags:
             return self._reject("ERR " + errors.NOT_IN_MULTI, spec)
         if not self.user.open:      # ACL: a user that may not run everything (acl.py)
-            from .commands.acl import deny, noperm_text
-            res = deny(self, spec, argv)
+            res = acl.deny(self, spec, argv)
             if res:
-                return self._reject(noperm_text(res, spec), spec)
+                return self._reject(acl.noperm_text(res, spec), spec)
         server = self.server
         busy = server.busy_script   # a script past busy-reply-threshold (scripting.py)
         if busy is not None and "allow_busy" not in spec.flags:
@@ -474,8 +473,8 @@ class Client(asyncio.Protocol):
             try:
                 for spec, argv in queued:
                     if not self.user.open:   # ACL rules may have changed since queued
-                        from .commands.acl import CTX_MULTI, deny, exec_noperm_text
-                        res = deny(self, spec, argv, CTX_MULTI)
+                        from .commands.acl import exec_noperm_text
+                        res = acl.deny(self, spec, argv, acl.CTX_MULTI)
                         if res:
                             parts.append(encode_error(exec_noperm_text(res)))
                             continue

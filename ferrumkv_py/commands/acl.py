@@ -12,7 +12,7 @@ import secrets
 import time
 
 from .. import acl, errors
-from ..acl import TABLE, RuleError
+from ..acl import CTX_LUA, CTX_MULTI, CTX_TOPLEVEL, TABLE, RuleError, deny, log_denial  # noqa: F401
 from ..errors import CommandError
 from ..registry import COMMANDS, command, lookup
 from ..resp import OK, RespSet, Status
@@ -21,7 +21,6 @@ from ._util import parse_int
 GENPASS_MAX_BITS = 4096
 GENPASS_DEFAULT_BITS = 256
 LOG_DEFAULT_COUNT = 10
-CTX_TOPLEVEL, CTX_MULTI, CTX_LUA = b"toplevel", b"multi", b"lua"
 
 
 def _s(b: bytes) -> str:
@@ -33,36 +32,7 @@ def _c_str(b: bytes) -> str:
     return _s(b.split(b"\0", 1)[0])
 
 
-# ---- used by the dispatcher, AUTH / HELLO and scripts ----
-
-def client_info(c) -> bytes:
-    from .connection import client_line
-    return client_line(c, time.monotonic()).encode("utf-8", "surrogateescape")
-
-
-def log_denial(c, reason: int, context: bytes, obj: bytes, username: bytes | None = None):
-    c.server.acl.add_log(reason, context, obj, c.user.name if username is None else username,
-                         client_info(c))
-
-
-def deny(c, spec, argv: list, context: bytes | None = None) -> int:
-    """Check one call for ``c.user``; on refusal log it (ACL LOG) and return the reason
-    (acl.DENIED_*), else acl.OK.  Complexity: see acl.User.check."""
-    res, pos = acl.check_call(c.user, spec, argv)
-    if res != acl.OK:
-        if context is None:
-            context = CTX_MULTI if c.multi is not None else CTX_TOPLEVEL
-        obj = spec.name.encode() if res == acl.DENIED_CMD else argv[pos]
-        log_denial(c, res, context, obj)
-    return res
-
-
-def noperm_text(res: int, spec) -> str:
-    """processCommand's NOPERM reply for a refused call."""
-    if res == acl.DENIED_CMD:
-        return errors.NOPERM_CMD % spec.name
-    return errors.NOPERM_KEY if res == acl.DENIED_KEY else errors.NOPERM_CHANNEL
-
+# ---- used by EXEC, AUTH / HELLO and scripts (the dispatcher's check is acl.deny) ----
 
 def exec_noperm_text(res: int) -> str:
     reason = {acl.DENIED_CMD: errors.EXEC_REASON_CMD, acl.DENIED_KEY: errors.EXEC_REASON_KEY,
