@@ -121,6 +121,13 @@ class _Table:
 TABLE = _Table(acl_table.TABLE)
 
 
+def command_categories(name: str) -> list | None:
+    """Redis 7.0's ACL categories of a command (``config|get``) in Redis's order, or None
+    for a command Redis does not have (COMMAND INFO reads this)."""
+    i = TABLE.id.get(name)
+    return None if i is None else [c for c in CATEGORIES if c in TABLE.cats[i]]
+
+
 def hash_password(pw: bytes) -> bytes:
     return hashlib.sha256(pw).hexdigest().encode()
 

@@ -248,7 +248,12 @@ def _flags(spec) -> list:
 
 
 def acl_categories(spec) -> list:
-    """Redis's implicit categories (write/read/admin/fast/slow...) plus the group's own."""
+    """Redis 7.0's categories of the command (acl_table.py, as ACL rules use them); for a
+    command Redis lacks, the implicit ones (write/read/admin/fast/slow...) plus the group's."""
+    from ..acl import command_categories
+    known = command_categories(spec.name)
+    if known is not None:
+        return [Status(("@" + c).encode()) for c in known]
     f = spec.flags
     if spec.subcommands:  # a container command (CONFIG, CLIENT) is only @slow
         return [Status(b"@slow")]

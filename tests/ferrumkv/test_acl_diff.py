@@ -168,3 +168,24 @@ def test_noperm_replies_and_log_match_redis(pair):
         logs.append(re.findall(rb"\$(?:5|6|7|8)\r\n(?:count|reason|context|object|username)"
                                rb"\r\n(?::\d+|\$\d+\r\n[^\r]*)\r\n", reply))
     assert logs[0] == logs[1] and len(logs[0]) >= 40
+
+
+def test_command_info_categories_match_redis(pair):
+    """COMMAND INFO's categories (what ACL's +@cat rules use) for every command we have."""
+    import redis
+    import ferrumkv_py.commands  # noqa: F401
+    from ferrumkv_py.registry import unique_commands
+    ours, theirs = (redis.Redis(port=p, protocol=2) for p in pair)
+    from ferrumkv_py.acl import TABLE
+    names = [s.name for s in unique_commands() if s.name in TABLE.id]   # Redis's commands
+    mine = ours.execute_command("COMMAND", "INFO", *names)
+    ref = theirs.execute_command("COMMAND", "INFO", *names)
+    checked = 0
+    for name in names:
+        assert mine[name]["acl_categories"] == ref[name]["acl_categories"], name
+        subs = {s[0]: s[6] for s in ref[name].get("subcommands", [])}
+        for s in mine[name].get("subcommands", []):
+            if s[0] in subs:
+                assert s[6] == subs[s[0]], s[0]
+        checked += 1
+    assert checked > 150
