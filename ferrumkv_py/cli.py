@@ -56,6 +56,10 @@ def check_paths(config: Config) -> None:
             open_regular(logfile, "a").close()
         except OSError as e:
             raise StartupError("Can't open the log file: %s" % e.strerror) from None
+    from .acl_file import check_startup
+    problem = check_startup(config)     # config-file users and the aclfile
+    if problem:
+        raise StartupError(problem)
     trace = config["litehit-trace-file"]
     if trace and config["litehit-shadow"]:
         try:

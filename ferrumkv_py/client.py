@@ -25,7 +25,7 @@ import asyncio
 import logging
 import time
 
-from . import errors, limits
+from . import acl, errors, limits
 from .client_state import ClientState
 from .errors import CommandError
 from .registry import COMMANDS, lookup
@@ -70,10 +70,12 @@ class Client(asyncio.Protocol, ClientState):
         self.obuf_soft_since = None
         self.obuf_big = 0            # large-reply bytes since the last early write
         self._count = server.stats.pending.append   # Stats.flush counts them per read
-        self.authenticated = not server.requirepass
+        self.user = server.acl.default    # ACL user (acl.py)
+        self.authenticated = not server.acl.auth_required()
         self.transport = None
         self.addr = "?:0"
         self.laddr = "?:0"
+        self.slow_path = not self.user.open  # an ACL-limited user: every command takes call()
 
     @property
     def authenticated(self) -> bool:
@@ -336,6 +338,10 @@ class Client(asyncio.Protocol, ClientState):
         multi = self.multi
         if multi is not None and "no_multi" in spec.flags:
             return self._reject("ERR " + errors.NOT_IN_MULTI, spec)
+        if not self.user.open:      # ACL: a user that may not run everything (acl.py)
+            res = acl.deny(self, spec, argv)
+            if res:
+                return self._reject(acl.noperm_text(res, spec), spec)
         server = self.server
         busy = server.busy_script   # a script past busy-reply-threshold (scripting.py)
         if busy is not None and "allow_busy" not in spec.flags:
@@ -442,6 +448,12 @@ class Client(asyncio.Protocol, ClientState):
                 self.executing = parts
             try:
                 for spec, argv in queued:
+                    if not self.user.open:   # ACL rules may have changed since queued
+                        from .commands.acl import exec_noperm_text
+                        res = acl.deny(self, spec, argv, acl.CTX_MULTI)
+                        if res:
+                            parts.append(encode_error(exec_noperm_text(res)))
+                            continue
                     parts.append(self.run(spec, argv))
             finally:
                 self.executing = outer
@@ -500,7 +512,7 @@ class Client(asyncio.Protocol, ClientState):
         cls = "pubsub" if subscribed else "normal"
         if cls != self.obuf_class:      # client-output-buffer-limit's class (limits.py)
             self.set_obuf_class(cls)
-        self.slow_path = subscribed or self.tracking is not None
+        self.slow_path = subscribed or self.tracking is not None or not self.user.open
 
     def leave_events(self) -> None:
         """RESET / disconnect: drop every subscription and the tracking state."""

@@ -67,6 +67,11 @@ def _apply_line(config: Config, line: bytes, lineno: int) -> None:
         if not words:
             return
         name = to_str(words[0]).lower()
+        if name == "user":      # ACL users (acl_file.py): kept for the server to load
+            if len(words) < 2:
+                raise ConfigError(name, "Bad directive or wrong number of arguments")
+            config.acl_users.append(words[1:])
+            return
         spec = SPECS.get(name)
         if spec is None:
             raise ConfigError(name, "Bad directive or wrong number of arguments")

@@ -102,6 +102,13 @@ def _check_trace_file(value: str) -> str:
     return value
 
 
+def _check_aclfile(value: str) -> str:
+    from .safefile import check_basename
+    if value and not check_basename(value):
+        raise ValueError("aclfile can't be a path, just a filename (kept inside dir)")
+    return value
+
+
 def _check_bind(value: str) -> str:
     words = value.split()
     if not words:
@@ -125,6 +132,13 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("tcp-keepalive", "int", 300, True, 0, INT_MAX, doc="SO_KEEPALIVE interval, seconds"),
     S("requirepass", "string", "", True, doc="password for AUTH / HELLO AUTH (empty = none)",
       sensitive=True),
+    # ---- ACL (acl.py, commands/acl.py) ----
+    S("aclfile", "string", "", False, check=_check_aclfile,
+      doc="ACL SAVE / LOAD file: a plain file name inside dir (empty = none)"),
+    S("acllog-max-len", "int", 128, True, 0, LLONG_MAX, doc="entries kept by ACL LOG"),
+    S("acl-pubsub-default", "enum", "resetchannels", True,
+      choices=("allchannels", "resetchannels"),
+      doc="channel permissions of new users (and of 'reset')"),
     S("proto-max-bulk-len", "memory", 512 * 1024 * 1024, True, 1024 * 1024, LLONG_MAX,
       doc="largest bulk string a client may send"),
     S("databases", "int", 16, False, 1, INT_MAX, doc="number of logical databases"),
@@ -334,6 +348,7 @@ class Config:
         if "dir" in self.values:
             self.values["dir"] = os.path.abspath(self.values["dir"])
         self.file: str | None = None
+        self.acl_users: list = []    # words after each "user" line (acl_file.install)
         self._listeners: dict[str, list[Callable[[Any], None]]] = {}
         for spec in SPECS.values():     # an alias and its name hold one value
             if spec.alias_of in self.values:

@@ -224,3 +224,39 @@ DEBUG_NO_PERSISTENCE = ("DEBUG %s is not supported: ferrumkv keeps data in memor
                         "there is no RDB or AOF file to save or load")
 LOLWUT_TOO_LARGE = ("LOLWUT canvas too large for this server: at most %d pixels "
                     "(use fewer columns or squares)")
+# ---- ACL (acl.py, commands/acl.py) ----
+NOPERM_CMD = "NOPERM this user has no permissions to run the '%s' command"
+NOPERM_KEY = "NOPERM this user has no permissions to access one of the keys used as arguments"
+NOPERM_CHANNEL = ("NOPERM this user has no permissions to access one of the channels used as "
+                  "arguments")
+NOPERM_EXEC = ("NOPERM ACLs rules changed between the moment the transaction was accumulated "
+               "and the EXEC call. This command is no longer allowed for the following "
+               "reason: %s")
+EXEC_REASON_CMD = "no permission to execute the command or subcommand"
+EXEC_REASON_KEY = "no permission to touch the specified keys"
+EXEC_REASON_CHANNEL = "no permission to access one of the channels used as arguments"
+SCRIPT_NOPERM_CMD = "ERR The user executing the script can't run this command or subcommand"
+SCRIPT_NOPERM_KEY = ("ERR The user executing the script can't access at least one of the keys "
+                     "mentioned in the command arguments")
+SCRIPT_NOPERM_CHANNEL = ("ERR The user executing the script can't publish to the channel "
+                         "mentioned in the command")
+ACL_SETUSER_MODIFIER = "Error in ACL SETUSER modifier '%s': %s"
+ACL_USERNAME_SPACES = "Usernames can't contain spaces or null characters"
+ACL_UNMATCHED_PAREN = "Unmatched parenthesis in acl selector starting at '%s'."
+ACL_DEL_DEFAULT = "The 'default' user cannot be removed"
+ACL_NO_FILE = ("This Redis instance is not configured to use an ACL file. You may want to "
+               "specify users via the ACL SETUSER command and then issue a CONFIG REWRITE "
+               "(assuming you have a Redis configuration file set) in order to store users "
+               "in the Redis configuration.")
+ACL_SAVE_FAILED = ("There was an error trying to save the ACLs. Please check the server logs "
+                   "for more information")
+ACL_UNKNOWN_CATEGORY = "Unknown category '%s'"
+ACL_GENPASS_BITS = ("ACL GENPASS argument must be the number of bits for the output password, "
+                    "a positive number up to %d")
+ACL_DRYRUN_NO_USER = "User '%s' not found"
+ACL_DRYRUN_NO_COMMAND = "Command '%s' not found"
+ACL_DRYRUN_CMD = "This user has no permissions to run the '%s' command"
+ACL_DRYRUN_KEY = "This user has no permissions to access the '%s' key"
+ACL_DRYRUN_CHANNEL = "This user has no permissions to access the '%s' channel"
+SORT_BY_ACL = "BY option of SORT denied due to insufficient ACL permissions."
+SORT_GET_ACL = "GET option of SORT denied due to insufficient ACL permissions."

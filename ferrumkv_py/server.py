@@ -198,6 +198,8 @@ class Server:
         install_scripting(self)   # busy_script (read by the dispatcher), lua-time-limit alias
         from .config_redis import install as install_encodings
         install_encodings(self)   # zset-max-listpack-* drive zset.py's thresholds
+        from .acl import Acl
+        self.acl = Acl(self.config)   # users (acl.py); requirepass is the default's password
         self.config.on_change("requirepass", self._set_requirepass)
         self.config.on_change("maxmemory", self._set_maxmemory)
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
@@ -217,11 +219,14 @@ class Server:
         from .info import rss_bytes
         self.startup_rss = rss_bytes()     # the interpreter's own RSS (INFO memory)
         self.ks.lazyfree.wakeup = self._wake_lazyfree
+        from .acl_file import install as install_acl
+        install_acl(self)   # config-file users / aclfile, after requirepass as in Redis
 
     # ---- config listeners ----
 
     def _set_requirepass(self, value: str) -> None:
         self.requirepass = value
+        self.acl.update_default_password(value)
         if not value:  # the default user is "nopass" again: nobody owes an AUTH (Redis)
             for c in self.clients.values():
                 c.authenticated = True
@@ -339,7 +344,7 @@ class Server:
     def protected_mode_denies(self, peer) -> bool:
         """Protected mode refuses this peer (counted as a rejected connection)."""
         from .protected import denies
-        if denies(self.config["protected-mode"], self.requirepass, peer):
+        if denies(self.config["protected-mode"], not self.acl.default.nopass, peer):
             self.stats.rejected_connections += 1
             return True
         return False

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import time
 
 from .. import errors
@@ -53,7 +51,9 @@ def reset(c, argv):
     c.db = c.ks.dbs[0]
     c.proto = 2
     c.name = b""
-    c.authenticated = not c.server.requirepass
+    c.user = c.server.acl.default       # Redis clientSetDefaultAuth
+    c.authenticated = not c.server.acl.auth_required()
+    c.update_slow_path()
     return Raw(b"+RESET\r\n")
 
 
@@ -68,21 +68,16 @@ def select(c, argv):
     return OK
 
 
-def passwords_equal(given: bytes, expected: bytes) -> bool:
-    """Compare in time independent of the contents and of the lengths: both sides are
-    hashed (SHA-256) and the digests compared with ``hmac.compare_digest``, as Redis's ACL
-    compares password hashes.  Complexity: O(len(given) + len(expected))."""
-    return hmac.compare_digest(hashlib.sha256(given).digest(),
-                               hashlib.sha256(expected).digest())
-
-
-def _check_password(c, user: bytes, password: bytes) -> None:
-    """The only user is ``default``: any password when requirepass is unset (Redis's
-    ``nopass``), else exactly requirepass."""
-    pw = c.server.requirepass
-    ok = passwords_equal(password, pw.encode("utf-8", "surrogateescape")) if pw else True
-    if user != b"default" or not ok:
+def _check_password(c, user: bytes, password: bytes, argv0: bytes) -> None:
+    """Authenticate as an ACL user (acl.Acl.authenticate: enabled, and nopass or one of its
+    SHA-256 hashes, compared in constant time); a failure goes to ACL LOG."""
+    from . import acl as acl_cmds
+    u = c.server.acl.authenticate(user, password)
+    if u is None:
+        acl_cmds.log_denial(c, acl_cmds.acl.DENIED_AUTH, acl_cmds.CTX_MULTI if c.multi is not None
+                            else acl_cmds.CTX_TOPLEVEL, argv0, user)
         raise CommandError(errors.WRONGPASS)
+    acl_cmds.set_user(c, u)
 
 
 @command("auth", -2, "noauth allow_busy fast loading noscript stale", group="connection")
@@ -91,11 +86,10 @@ def auth(c, argv):
     Authenticates the connection."""
     if len(argv) > 3:
         raise CommandError(errors.SYNTAX)
-    if len(argv) == 2 and not c.server.requirepass:
+    if len(argv) == 2 and c.server.acl.default.nopass:
         raise CommandError(errors.AUTH_NOT_SET)
     user, pw = (b"default", argv[1]) if len(argv) == 2 else (argv[1], argv[2])
-    _check_password(c, user, pw)
-    c.authenticated = True
+    _check_password(c, user, pw, argv[0])
     return OK
 
 
@@ -127,8 +121,7 @@ def hello(c, argv):
             raise CommandError("Syntax error in HELLO option '%s'"
                                % argv[i].decode("utf-8", "surrogateescape"))
     if user is not None:
-        _check_password(c, user, pw)
-        c.authenticated = True
+        _check_password(c, user, pw, argv[0])
     if not c.authenticated:
         raise CommandError(errors.HELLO_NOAUTH)
     if name is not None:
@@ -203,12 +196,13 @@ def client_line(c, now: float) -> str:
                  + (tr.flag_chars() if tr is not None else "")) or "N"
     return ("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d "
             "ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 "
-            "omem=0 tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d lib-name=%s "
+            "omem=0 tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s "
             "lib-ver=%s" % (
                 c.id, c.addr, c.laddr, c.fd, c.name.decode("utf-8", "surrogateescape"),
                 int(now - c.created), int(now - c.last_interaction), flags, c.db.id,
                 len(c.sub_channels), len(c.sub_patterns), len(c.sub_shard),
                 len(c.multi) if c.multi is not None else -1, c.last_cmd,
+                c.user.name.decode("utf-8", "surrogateescape"),
                 tr.redirect if tr is not None else -1, c.proto,
                 c.lib_name.decode("utf-8", "surrogateescape"), c.lib_ver.decode("utf-8", "surrogateescape")))
 
@@ -291,7 +285,9 @@ def client_kill(c, argv):
             tests.append(lambda x, k=kind: k == (b"pubsub" if x.obuf_class == "pubsub"
                                                  else b"normal"))
         elif opt == b"user":
-            tests.append(lambda x, u=val: u == b"default")
+            if val not in c.server.acl.users:
+                raise CommandError("No such user '%s'" % val.decode("utf-8", "surrogateescape"))
+            tests.append(lambda x, u=val: u == x.user.name)
         else:
             raise CommandError(errors.SYNTAX)
     killed = 0

@@ -33,7 +33,7 @@ from .. import errors, memory
 from ..errors import CommandError, WrongTypeError
 from ..notify import NOTIFY_LIST
 from ..pqsort import partial_sort
-from ..registry import command
+from ..registry import COMMANDS, command
 from ..values import RHash, RList, RSet
 from ..zset import ZSet
 from .introspection import value_encoding
@@ -89,8 +89,10 @@ def _score(b: bytes):
     return v
 
 
-def _parse(argv: list, readonly: bool):
-    """The options, in Redis's order: (desc, alpha, start, count, store, by, gets)."""
+def _parse(argv: list, readonly: bool, full_read: bool = True):
+    """The options, in Redis's order: (desc, alpha, start, count, store, by, gets).
+    ``full_read``: the ACL user may read every key; else a BY pattern with ``*`` and any
+    GET are refused (acl.unrestricted_read)."""
     desc = alpha = False
     limit_start, limit_count = 0, -1
     store = by = None
@@ -113,8 +115,12 @@ def _parse(argv: list, readonly: bool):
             j += 1
         elif opt == b"by" and left >= 1:
             by = argv[j + 1]
+            if not full_read and b"*" in by:
+                raise CommandError(errors.SORT_BY_ACL)
             j += 1
         elif opt == b"get" and left >= 1:
+            if not full_read:
+                raise CommandError(errors.SORT_GET_ACL)
             gets.append(argv[j + 1])
             j += 1
         else:
@@ -152,7 +158,9 @@ def _elements(c, value, dontsort: bool, desc: bool, start: int, end: int):
 
 
 def _sort_generic(c, argv, readonly: bool):
-    desc, alpha, limit_start, limit_count, store, by, gets = _parse(argv, readonly)
+    from ..acl import unrestricted_read
+    full_read = unrestricted_read(c.user, COMMANDS[b"sort_ro" if readonly else b"sort"], argv)
+    desc, alpha, limit_start, limit_count, store, by, gets = _parse(argv, readonly, full_read)
     e = c.db.lookup_read(argv[1])
     value = None if e is None else c.db.vals[e]
     if value is not None and value.__class__ not in (RList, RSet, ZSet):

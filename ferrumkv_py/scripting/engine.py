@@ -146,6 +146,7 @@ class Engine:
         fake = self.fake
         fake.db = c.db
         fake.proto = 2
+        fake.user = c.user      # the caller's ACL user (acl.py), as Redis's Lua client
         self.run = run
         return run
 
@@ -198,6 +199,11 @@ class Engine:
             raise CallError(b"ERR Wrong number of args calling Redis command from script")
         if "noscript" in spec.flags:
             raise self._reject(spec, "ERR This Redis command is not allowed from script")
+        if not run.caller.user.open:    # ACL: the caller's user (Redis scriptVerifyACL)
+            from ..commands.acl import CTX_LUA, deny, script_noperm_text
+            res = deny(run.caller, spec, argv, CTX_LUA)
+            if res:
+                raise self._reject(spec, script_noperm_text(res))
         write = spec.write
         if run.ro and (write or "may_replicate" in spec.flags):
             raise self._reject(
@@ -276,10 +282,15 @@ class Engine:
         if not args:
             return None, self._err_table(
                 b"ERR Please specify at least one argument for this redis lib call")
-        spec = lookup(args[0]) if args[0].__class__ is bytes else None
-        if spec is None:
+        argv = [a if a.__class__ is bytes else b"%d" % a if a.__class__ is int
+                else b"%.17g" % a if a.__class__ is float else None for a in args]
+        spec = lookup(argv[0]) if argv[0] is not None else None
+        if spec is not None and spec.subcommands and len(argv) > 1 and argv[1] is not None:
+            spec = spec.subcommands.get(text(argv[1]).lower())
+        if spec is None or None in argv:
             return None, self._err_table(b"ERR Invalid command passed to redis.acl_check_cmd()")
-        return True   # one user with every permission (no ACL users here)
+        from ..acl import OK, check_call   # the caller's user may run it with these arguments
+        return check_call(self.run.caller.user, spec, argv)[0] == OK
 
     def _rand_next(self) -> float:
         """redisLrand48() % REDIS_LRAND48_MAX / REDIS_LRAND48_MAX, as Redis's math.random."""

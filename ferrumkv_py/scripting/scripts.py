@@ -26,6 +26,7 @@ class ScriptClient(ClientState):
         self.id = 0
         self.authenticated = True
         self.addr = self.laddr = ""
+        self.user = None             # the caller's ACL user while a script runs
 
     def watch(self, keys) -> None:
         pass

@@ -262,6 +262,7 @@ def test_rewrite_round_trips_every_string_config(tmp_path):
     weird_dir.mkdir()
     values = {"requirepass": NASTY, "logfile": NASTY, "dir": str(weird_dir),
               "bind": "127.0.0.1 -::1 a\"b", "litehit-trace-file": NASTY.replace("/", ""),
+              "aclfile": NASTY.replace("/", ""),
               "litehit-capacities": "1 22 333", "save": "",
               "notify-keyspace-events": "AKE",
               "client-output-buffer-limit":
@@ -409,7 +410,7 @@ def test_protected_mode_denies_non_loopback_clients(make_server, monkeypatch):
 # ---- AUTH compares in constant time ----
 
 def test_auth_uses_constant_time_compare(make_server, monkeypatch):
-    from ferrumkv_py.commands import connection as conncmds
+    from ferrumkv_py import acl as conncmds     # ACL users hold SHA-256 hex hashes
     calls = []
     real = conncmds.hmac.compare_digest
 
@@ -427,7 +428,7 @@ def test_auth_uses_constant_time_compare(make_server, monkeypatch):
         conn.send(cmd + b"\r\n")
         assert conn.read_reply() == reply
     conn.close()
-    assert calls == [(32, 32)] * 4        # SHA-256 digests: lengths never leak
+    assert calls == [(64, 64)] * 4        # SHA-256 hex digests: lengths never leak
 
 
 def test_defaults_documented_for_security():
