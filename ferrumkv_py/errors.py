@@ -207,3 +207,10 @@ UNKILLABLE = ("UNKILLABLE Sorry the script already executed write commands again
               "dataset. You can either wait the script termination or kill the server in a "
               "hard way using the SHUTDOWN NOSAVE command.")
 SCRIPT_FLUSH_OPTION = "SCRIPT FLUSH only support SYNC|ASYNC option"
+
+# ---- blocking pops (blocking.py, commands/blocking.py) ----
+TIMEOUT_NOT_FLOAT = "timeout is not a float or out of range"
+TIMEOUT_NEGATIVE = "timeout is negative"
+COUNT_NOT_POSITIVE = "count should be greater than 0"
+UNBLOCKED_BY_CLIENT = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+UNBLOCK_REASON = "CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
