@@ -318,7 +318,7 @@ class Blocking:
         """Run what an unblocked client sent while it waited (Redis processUnblockedClients)."""
         if c.closing or c.bstate is not None or c.transport is None:
             return
-        if c.bheld is not None or c.reader.buffered():
+        if c.bheld is not None or c.reader.more:
             c.data_received(b"")
 
 
