@@ -467,10 +467,16 @@ def test_many_waiters_and_timeouts_leave_no_state(server, r):
     """Blocked, timed out, served and disconnected clients leave nothing behind."""
     conns = [RawConn(server.port) for _ in range(30)]
     for i, conn in enumerate(conns):
-        conn.send(frame(["BLPOP", "k%d" % (i % 3), "shared", "0.05" if i % 2 else "0"]))
+        conn.send(frame(["BLPOP", "k%d" % (i % 3), "shared", "1" if i % 2 else "0"]))
+    for _ in range(BARRIER_POLLS):
+        if r.info("clients")["blocked_clients"] == 30:
+            break
+        time.sleep(BARRIER_POLL_S)
+    server.call(server.server.blocking._check)
     for i, conn in enumerate(conns):
         if i % 2:
             assert conn.read_reply() == b"*-1\r\n"
+    server.call(server.server.blocking._check)
     r.rpush("shared", *range(10))
     for i, conn in enumerate(conns):
         if not i % 2 and i < 20:
@@ -482,8 +488,80 @@ def test_many_waiters_and_timeouts_leave_no_state(server, r):
             break
         time.sleep(BARRIER_POLL_S)
     b = server.server.blocking
+    server.call(b._check)
 
     def state():
         return (b.blocked, b.timed, len(b.waiting), len(b.marks),
                 [k for k in server.server.ks.watched if k[0] >= 0])
     assert server.call(state) == (0, 0, 0, 0, [])
+
+
+def test_command_getkeys_and_info_match_redis(diff):
+    def script(sc):
+        return [sc.call(0, "COMMAND", "GETKEYS", *args) for args in [
+            ["BLPOP", "a", "b", "0"], ["BRPOPLPUSH", "s", "d", "0"],
+            ["BLMOVE", "s", "d", "left", "right", "0"], ["BZPOPMAX", "z1", "z2", "1"],
+            ["LMPOP", "2", "a", "b", "left"], ["ZMPOP", "1", "z", "min", "count", "2"],
+            ["BLMPOP", "0", "2", "a", "b", "left"], ["BZMPOP", "0", "1", "z", "max"],
+            ["LMPOP", "3", "a", "left"],
+        ]] + [sc.call(0, "COMMAND", "COUNT")[:1]]
+    diff(1, script)
+
+
+def test_held_bytes_count_toward_the_query_buffer_limit(make_server):
+    s = make_server(client_query_buffer_limit="1mb")
+    c, ctl = RawConn(s.port), RawConn(s.port)
+    c.send(frame(["BLPOP", "q", "0"]))
+    for _ in range(BARRIER_POLLS):
+        ctl.send(frame(["INFO", "clients"]))
+        if b"blocked_clients:1" in ctl.read_reply():
+            break
+        time.sleep(BARRIER_POLL_S)
+    # a partial 2 MB SET held while blocked: the client is closed, the server stays up
+    try:
+        c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2097152\r\n" + b"x" * (1536 * 1024))
+    except OSError:
+        pass
+    assert c.closed(timeout=5)
+    ctl.send(frame(["INFO", "clients"]))
+    assert b"blocked_clients:0" in ctl.read_reply()
+    ctl.send(frame(["RPUSH", "q", "v"]))
+    assert ctl.read_reply() == b":1\r\n"
+
+
+def test_served_waiters_leave_the_timeout_heap(server, r):
+    """Clients served long before their deadline do not pile up in the heap."""
+    b = server.server.blocking
+    conn = RawConn(server.port)
+    for i in range(300):
+        conn.send(frame(["BLPOP", "hq", "100"]))
+        for _ in range(BARRIER_POLLS):
+            if server.call(lambda: b.blocked) == 1:
+                break
+            time.sleep(BARRIER_POLL_S / 5)
+        r.rpush("hq", i)
+        assert conn.read_reply() == b"*2\r\n$2\r\nhq\r\n$%d\r\n%d\r\n" % (len(str(i)), i)
+    heap, timed = server.call(lambda: (len(b.heap), b.timed))
+    assert timed == 0 and heap <= 2 * 64 + 2
+    conn.close()
+
+
+def test_one_push_walks_only_the_waiters_it_serves(server, r):
+    """A sorted-set waiter ahead of list waiters is skipped and keeps its place."""
+    conns = [RawConn(server.port) for _ in range(40)]
+    conns[0].send(frame(["BZPOPMIN", "k", "0"]))
+    for conn in conns[1:]:
+        conn.send(frame(["BLPOP", "k", "0"]))
+    for _ in range(BARRIER_POLLS):
+        if r.info("clients")["blocked_clients"] == 40:
+            break
+        time.sleep(BARRIER_POLL_S)
+    assert r.rpush("k", *range(39)) == 39
+    got = sorted(int(conn.read_reply().rsplit(b"\r\n", 2)[-2]) for conn in conns[1:])
+    assert got == list(range(39))
+    assert r.info("clients")["blocked_clients"] == 1
+    assert r.zadd("k2", {"m": 1}) == 1 and r.exists("k") == 0
+    assert r.zadd("k", {"m": 1}) == 1
+    assert conns[0].read_reply() == b"*3\r\n$1\r\nk\r\n$1\r\nm\r\n$1\r\n1\r\n"
+    for conn in conns:
+        conn.close()
