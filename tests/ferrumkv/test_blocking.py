@@ -565,3 +565,17 @@ def test_one_push_walks_only_the_waiters_it_serves(server, r):
     assert conns[0].read_reply() == b"*3\r\n$1\r\nk\r\n$1\r\nm\r\n$1\r\n1\r\n"
     for conn in conns:
         conn.close()
+
+
+def test_huge_timeouts_and_client_kill(diff):
+    def script(sc):
+        out = []
+        ids = [sc.call(i, "CLIENT", "ID")[1:-2] for i in range(2)]
+        sc.block(0, "BLPOP", "q", "9000000000000000")     # 9e18 ms: still a valid deadline
+        out += [sc.call(1, "CLIENT", "UNBLOCK", ids[0]), sc.reply(0)]
+        sc.block(0, "BZPOPMIN", "z", "1e15")
+        out += [sc.call(1, "CLIENT", "KILL", "ID", ids[0])]
+        sc.wait_blocked(0)
+        out += [sc.blocked(), sc.call(1, "ZADD", "z", "1", "m"), sc.call(1, "ZCARD", "z")]
+        return out
+    diff(2, script)
