@@ -579,3 +579,88 @@ def test_huge_timeouts_and_client_kill(diff):
         out += [sc.blocked(), sc.call(1, "ZADD", "z", "1", "m"), sc.call(1, "ZCARD", "z")]
         return out
     diff(2, script)
+
+
+def _drain(conn: RawConn) -> bytes:
+    """Every byte already waiting on the socket (replies of clients just served)."""
+    conn.sock.setblocking(False)
+    try:
+        while True:
+            try:
+                chunk = conn.sock.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                break
+            if not chunk:
+                break
+            conn.buf += chunk
+    finally:
+        conn.sock.setblocking(True)
+        conn.sock.settimeout(5)
+    out, conn.buf = conn.buf, b""
+    return out
+
+
+_BLOCKERS = [
+    lambda rnd, k: ["BLPOP", *k, "0"], lambda rnd, k: ["BRPOP", *k, "0"],
+    lambda rnd, k: ["BLMPOP", "0", len(k), *k, rnd.choice(["LEFT", "RIGHT"]),
+                    "COUNT", rnd.randint(1, 3)],
+    lambda rnd, k: ["BZPOPMIN", *k, "0"], lambda rnd, k: ["BZPOPMAX", *k, "0"],
+    lambda rnd, k: ["BZMPOP", "0", len(k), *k, rnd.choice(["MIN", "MAX"])],
+    lambda rnd, k: ["BLMOVE", k[0], rnd.choice("abcd"), "LEFT", "RIGHT", "0"],
+]
+_WRITES = [
+    lambda rnd, k: ["RPUSH", k, *rnd.sample("uvwxyz", rnd.randint(1, 3))],
+    lambda rnd, k: ["LPUSH", k, rnd.choice("uvw")],
+    lambda rnd, k: ["ZADD", k, rnd.randint(1, 9), rnd.choice("mnop")],
+    lambda rnd, k: ["DEL", k], lambda rnd, k: ["SET", k, "s"],
+    lambda rnd, k: ["DEL", "a", "b", "c", "d"], lambda rnd, k: ["DEL", "a", "b", "c", "d"],
+    lambda rnd, k: ["LMOVE", k, rnd.choice("abcd"), "RIGHT", "LEFT"],
+    lambda rnd, k: ["EVAL", "redis.call('rpush', KEYS[1], 'e1', 'e2') "
+                    "redis.call('zadd', KEYS[2], 5, 'zm') return 1", "2", k, rnd.choice("abcd")],
+]
+
+
+@pytest.mark.parametrize("seed,proto", [(1, 2), (6, 2), (7, 2), (8, 3), (12, 3)])
+def test_random_scripts_of_waiters_and_writes_match_redis(diff, seed, proto):
+    """Seeded random interleavings of blocking commands (several keys, both types, BLMOVE
+    chains) and writes (also in MULTI and Lua) on keys a-d: after every write, the writer's
+    reply, the blocked count and the bytes each client got are the same on both servers."""
+    import random
+
+    def script(sc):
+        rnd = random.Random(seed)
+        blocked = set()
+        out = []
+        for _ in range(60):
+            idle = [i for i in range(5) if i not in blocked]
+            if idle and rnd.random() < 0.45:
+                i = rnd.choice(idle)
+                keys = rnd.sample("abcd", rnd.randint(1, 3))
+                args = rnd.choice(_BLOCKERS)(rnd, keys)
+                before = sc.blocked()
+                sc.send(i, *args)
+                for _ in range(BARRIER_POLLS):      # blocks, or answers at once
+                    if sc.blocked() == before + 1:
+                        blocked.add(i)
+                        break
+                    got = _drain(sc.c[i])
+                    if got:
+                        out.append((i, args, got))
+                        break
+                    time.sleep(BARRIER_POLL_S)
+                continue
+            if rnd.random() < 0.2:
+                sc.call(5, "MULTI")
+                for _ in range(rnd.randint(2, 3)):
+                    sc.call(5, *rnd.choice(_WRITES)(rnd, rnd.choice("abcd")))
+                reply = sc.call(5, "EXEC")
+            else:
+                reply = sc.call(5, *rnd.choice(_WRITES)(rnd, rnd.choice("abcd")))
+            out.append((reply, sc.blocked()))
+            for i in sorted(blocked):
+                got = _drain(sc.c[i])
+                if got:
+                    out.append((i, got))
+                    blocked.discard(i)
+        return out
+    diff(6, script, proto)
