@@ -119,6 +119,8 @@ class Client(asyncio.Protocol, ClientState):
     def connection_lost(self, exc) -> None:
         self.closing = True
         self.unwatch_all()
+        if self.bstate is not None:
+            self.server.blocking.drop(self)
         if self.slow_path:
             self.leave_events()
         self.server.remove_client(self)
@@ -151,7 +153,7 @@ class Client(asyncio.Protocol, ClientState):
     def timeout_exempt(self) -> bool:
         """Clients ``timeout`` never closes (Redis: blocked and pub/sub clients); the
         blocking and pub/sub code extend this.  Clients inside MULTI are not exempt."""
-        return self.obuf_class == "pubsub"
+        return self.obuf_class == "pubsub" or self.bstate is not None
 
     def check_output_limits(self, extra_bytes: int = 0) -> bool:
         """Close the client when its unsent replies (plus ``extra_bytes`` about to be
@@ -191,6 +193,10 @@ class Client(asyncio.Protocol, ClientState):
             return
         reader = self.reader
         server = self.server
+        if self.bstate is not None:     # blocked: what it sends waits (blocking.py)
+            server.blocking.hold(self, data)
+            return
+        held = self.bheld
         stats = server.stats
         ks = self.ks
         ks.now_ms = ks.clock.now_ms()   # Keyspace.refresh_time(), one call fewer per read
@@ -206,17 +212,20 @@ class Client(asyncio.Protocol, ClientState):
         while True:
             # All the complete commands of the read at once (RequestReader.get_batch; the
             # first call feeds the read in)
-            try:
-                batch = get_batch(data)
-                data = None
-            except ProtocolError as e:
-                stats.protocol_errors += 1
-                append(e.reply())
-                self.closing = True
-                break
-            except QueryBufferLimit as e:
-                limits.close_for_query_limit(self, e.head)
-                break
+            if held is not None:    # the rest of the read that blocked, now served
+                batch, held, self.bheld = held, None, None
+            else:
+                try:
+                    batch = get_batch(data)
+                    data = None
+                except ProtocolError as e:
+                    stats.protocol_errors += 1
+                    append(e.reply())
+                    self.closing = True
+                    break
+                except QueryBufferLimit as e:
+                    limits.close_for_query_limit(self, e.head)
+                    break
             if not batch:
                 break
             it = iter(batch)
@@ -285,13 +294,20 @@ class Client(asyncio.Protocol, ClientState):
                                                         reply is not None)
                             elif spec.first_key > 0:
                                 shadow.record(self, spec, argv, reply)
-                if self.closing or reader.unauth:
+                if self.closing or reader.unauth or server.blocking_due:
+                    # blocking.py: serve the keys this command made ready; a client that
+                    # blocked runs the rest of its read once it is served
+                    if server.blocking_due and server.blocking.after_command(self):
+                        self.bheld = list(it)
+                        break
+                    if not (self.closing or reader.unauth):
+                        continue
                     # closing: the rest is dropped; RESET made the client owe an AUTH: the
                     # rest is read again under the unauthenticated limits
                     if not self.closing:
                         reader.unread(list(it))
                     break
-            if self.closing or not reader.more:
+            if self.closing or not reader.more or self.bstate is not None:
                 break
         if stats.pending:
             stats.flush(_perf_ns() - t0)
@@ -446,6 +462,7 @@ class Client(asyncio.Protocol, ClientState):
             outer = self.executing
             if outer is not None:   # frames pushed to itself go between the replies (Redis)
                 self.executing = parts
+            self.deny_blocking = True   # BLPOP & co. answer at once (blocking.py)
             try:
                 for spec, argv in queued:
                     if not self.user.open:   # ACL rules may have changed since queued
@@ -457,6 +474,7 @@ class Client(asyncio.Protocol, ClientState):
                     parts.append(self.run(spec, argv))
             finally:
                 self.executing = outer
+                self.deny_blocking = False
             return b"".join(parts)
         finally:
             self.multi_error = self.multi_denyoom = False

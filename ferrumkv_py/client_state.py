@@ -49,3 +49,7 @@ class ClientState:
         self.slow_path = False       # subscribed or tracking: every command takes call()
         self.executing = None        # this read's reply list while its commands run
         self.pending = None          # frames pushed by other clients' commands, unsent
+        # ---- blocking pops (blocking.py) ----
+        self.bstate = None           # blocking.Waiter while blocked
+        self.bheld = None            # commands of the read that blocked, run once served
+        self.deny_blocking = False   # inside EXEC and scripts: blocking forms do not block

@@ -112,9 +112,9 @@ def _clients(server) -> list:
         ("client_recent_max_output_buffer",
          max((c.transport.get_write_buffer_size() for c in server.clients.values()
               if c.transport is not None and not c.transport.is_closing()), default=0)),
-        ("blocked_clients", 0),
+        ("blocked_clients", server.blocking.blocked),
         ("tracking_clients", server.tracking.clients),
-        ("clients_in_timeout_table", 0),
+        ("clients_in_timeout_table", server.blocking.timed),
     ]
 
 

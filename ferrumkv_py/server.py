@@ -194,6 +194,8 @@ class Server:
         install_shadow(self)
         from .console import install as install_console
         install_console(self)
+        from .blocking import install as install_blocking
+        install_blocking(self)    # blocking pops: server.blocking, server.blocking_due
         from .scripting import install as install_scripting
         install_scripting(self)   # busy_script (read by the dispatcher), lua-time-limit alias
         from .config_redis import install as install_encodings

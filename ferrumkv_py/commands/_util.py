@@ -255,8 +255,12 @@ def write_typed(c, key: bytes, cls):
     return e
 
 
-def shrink(c, e, delta_bytes: int) -> None:
-    """A container lost elements: account ``delta_bytes`` (< 0) and delete it if empty."""
+def shrink(c, e, delta_bytes: int) -> bool:
+    """A container lost elements: account ``delta_bytes`` (< 0) and delete it if empty.
+    Returns True when it deleted the key (its slot may then be reused by the next add: the
+    caller decides its "del" event from this, not from the slot)."""
     c.db.grow(e, delta_bytes)
     if not c.db.vals[e]:
         c.db.unlink(e)
+        return True
+    return False

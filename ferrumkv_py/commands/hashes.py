@@ -150,9 +150,9 @@ def hdel(c, argv):
             removed += 1
             delta -= memory.hash_field_cost(f, v)
     if removed:
-        shrink(c, e, delta)
+        emptied = shrink(c, e, delta)
         c.ks.notify(c.db, NOTIFY_HASH, b"hdel", argv[1])
-        if c.db.vals[e] is None:
+        if emptied:
             c.ks.notify(c.db, NOTIFY_GENERIC, b"del", argv[1])
     return removed
 

@@ -35,11 +35,11 @@ def _cost(elems) -> int:
     return memory.LIST_ELEM_OVERHEAD * len(elems) + sum(map(len, elems))
 
 
-def _notify_pop(c, e, key: bytes, event: bytes) -> None:
+def _notify_pop(c, emptied: bool, key: bytes, event: bytes) -> None:
     """The pop-side events: ``event`` on the list, then "del" if it was emptied."""
     ks = c.ks
     ks.notify(c.db, NOTIFY_LIST, event, key)
-    if c.db.vals[e] is None:        # shrink() deleted the emptied list
+    if emptied:                     # shrink() deleted the emptied list
         ks.notify(c.db, NOTIFY_GENERIC, b"del", key)
 
 
@@ -171,12 +171,12 @@ def _pop(c, argv: list, left: bool):
     pop = d.popleft if left else d.pop
     if count is None:
         x = pop()
-        shrink(c, e, -memory.list_elem_cost(x))
-        _notify_pop(c, e, argv[1], b"lpop" if left else b"rpop")
+        emptied = shrink(c, e, -memory.list_elem_cost(x))
+        _notify_pop(c, emptied, argv[1], b"lpop" if left else b"rpop")
         return x
     out = [pop() for _ in range(min(count, len(d)))]
-    shrink(c, e, -_cost(out))
-    _notify_pop(c, e, argv[1], b"lpop" if left else b"rpop")
+    emptied = shrink(c, e, -_cost(out))
+    _notify_pop(c, emptied, argv[1], b"lpop" if left else b"rpop")
     return bulk_array(out)
 
 
@@ -360,8 +360,8 @@ def lrem(c, argv):
             kept.reverse()
         d.clear()
         d.extend(kept)
-        shrink(c, e, -removed * memory.list_elem_cost(elem))
-        _notify_pop(c, e, argv[1], b"lrem")
+        emptied = shrink(c, e, -removed * memory.list_elem_cost(elem))
+        _notify_pop(c, emptied, argv[1], b"lrem")
     return removed
 
 
@@ -379,9 +379,8 @@ def ltrim(c, argv):
     lo, hi = index_span(len(d), start, end)
     head, tail = (lo, len(d) - hi) if hi > lo else (len(d), 0)
     gone = [d.popleft() for _ in range(head)] + [d.pop() for _ in range(tail)]
-    if gone:
-        shrink(c, e, -_cost(gone))
-    _notify_pop(c, e, argv[1], b"ltrim")
+    emptied = shrink(c, e, -_cost(gone)) if gone else False
+    _notify_pop(c, emptied, argv[1], b"ltrim")
     return OK
 
 
@@ -421,13 +420,13 @@ def _move(c, src: bytes, dst: bytes, from_left: bool, to_left: bool):
     cost = memory.list_elem_cost(x)
     push_ev = b"lpush" if to_left else b"rpush"
     pop_ev = b"lpop" if from_left else b"rpop"
-    if de is e:
+    if de == e:
         (d.appendleft if to_left else d.append)(x)
         db.grow(e, 0)  # rotated in place: same memory, but the key changed
         c.ks.notify(db, NOTIFY_LIST, push_ev, dst)
         c.ks.notify(db, NOTIFY_LIST, pop_ev, src)
         return x
-    shrink(c, e, -cost)
+    emptied = shrink(c, e, -cost)         # before the push: it may take the freed slot
     if de is None:
         v = RList((x,))
         v.mem = LIST_BASE + cost
@@ -436,7 +435,7 @@ def _move(c, src: bytes, dst: bytes, from_left: bool, to_left: bool):
         (c.db.vals[de].appendleft if to_left else c.db.vals[de].append)(x)
         db.grow(de, cost)
     c.ks.notify(db, NOTIFY_LIST, push_ev, dst)   # Redis: the push, then the pop (and del)
-    _notify_pop(c, e, src, pop_ev)
+    _notify_pop(c, emptied, src, pop_ev)
     return x
 
 

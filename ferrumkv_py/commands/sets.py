@@ -202,15 +202,15 @@ def srem(c, argv):
             removed += 1
             delta -= memory.set_member_cost(m)
     if removed:
-        shrink(c, e, delta)
-        _notify_shrunk(c, e, argv[1], b"srem")
+        emptied = shrink(c, e, delta)
+        _notify_shrunk(c, emptied, argv[1], b"srem")
     return removed
 
 
-def _notify_shrunk(c, e, key: bytes, event: bytes) -> None:
+def _notify_shrunk(c, emptied: bool, key: bytes, event: bytes) -> None:
     """``event`` on the set, then "del" if it was emptied (and so deleted)."""
     c.ks.notify(c.db, NOTIFY_SET, event, key)
-    if c.db.vals[e] is None:
+    if emptied:
         c.ks.notify(c.db, NOTIFY_GENERIC, b"del", key)
 
 
@@ -230,14 +230,14 @@ def spop(c, argv):
     if count is not None and count >= len(s):
         out = RespSet(s)
         c.db.unlink(e)
-        _notify_shrunk(c, e, argv[1], b"spop")   # "spop" then "del"
+        _notify_shrunk(c, True, argv[1], b"spop")   # "spop" then "del"
         return out
     idx, rand = set_index(s), c.ks.rng.random
     popped = [idx.take(idx.draw(rand)) for _ in range(1 if count is None else count)]
     s.difference_update(popped)
     if popped:
-        shrink(c, e, -sum(map(memory.set_member_cost, popped)))
-        _notify_shrunk(c, e, argv[1], b"spop")
+        emptied = shrink(c, e, -sum(map(memory.set_member_cost, popped)))
+        _notify_shrunk(c, emptied, argv[1], b"spop")
     return popped[0] if count is None else RespSet(popped)
 
 
@@ -291,8 +291,8 @@ def smove(c, argv):
         return 0
     c.db.vals[src].discard(m)
     _removed(c.db.vals[src], m)
-    shrink(c, src, -memory.set_member_cost(m))
-    _notify_shrunk(c, src, argv[1], b"srem")
+    emptied = shrink(c, src, -memory.set_member_cost(m))
+    _notify_shrunk(c, emptied, argv[1], b"srem")
     if dst is None:
         c.db.add(argv[2], new_set((m,)))
     elif m not in c.db.vals[dst]:

@@ -182,8 +182,8 @@ def _zremrange(c, key: bytes, span_of, event: bytes) -> int:
     lo, hi = span_of(c.db.vals[e])
     gone = c.db.vals[e].delete_span(lo, hi)
     if gone:
-        shrink(c, e, -sum(map(_cost, gone)))
-        notify_shrunk(c, e, key, event)
+        emptied = shrink(c, e, -sum(map(_cost, gone)))
+        notify_shrunk(c, emptied, key, event)
     return len(gone)
 
 

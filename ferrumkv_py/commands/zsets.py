@@ -30,10 +30,10 @@ _cost = memory.zset_member_cost
 _MEMBER = memory.ZSET_MEMBER_OVERHEAD    # _cost(m) == _MEMBER + len(m)
 
 
-def notify_shrunk(c, e, key: bytes, event: bytes) -> None:
+def notify_shrunk(c, emptied: bool, key: bytes, event: bytes) -> None:
     """``event`` on the sorted set, then "del" if it was emptied (and so deleted)."""
     c.ks.notify(c.db, NOTIFY_ZSET, event, key)
-    if c.db.vals[e] is None:
+    if emptied:
         c.ks.notify(c.db, NOTIFY_GENERIC, b"del", key)
 
 
@@ -186,8 +186,8 @@ def zrem(c, argv):
     z = c.db.vals[e]
     gone = [m for m in argv[2:] if z.remove(m)]
     if gone:
-        shrink(c, e, -sum(map(_cost, gone)))
-        notify_shrunk(c, e, argv[1], b"zrem")
+        emptied = shrink(c, e, -sum(map(_cost, gone)))
+        notify_shrunk(c, emptied, argv[1], b"zrem")
     return len(gone)
 
 
@@ -252,9 +252,9 @@ def _zpop(c, argv, highest: bool):
     if e is None or count == 0:
         return _EMPTY
     popped = c.db.vals[e].pop(1 if count is None else count, highest)
-    shrink(c, e, -sum(_cost(m) for m, _ in popped))
+    emptied = shrink(c, e, -sum(_cost(m) for m, _ in popped))
     if popped:
-        notify_shrunk(c, e, argv[1], b"zpopmax" if highest else b"zpopmin")
+        notify_shrunk(c, emptied, argv[1], b"zpopmax" if highest else b"zpopmin")
     if count is None:
         m, s = popped[0]
         return [m, s]

@@ -27,6 +27,7 @@ class ScriptClient(ClientState):
         self.authenticated = True
         self.addr = self.laddr = ""
         self.user = None             # the caller's ACL user while a script runs
+        self.deny_blocking = True    # BLPOP & co. answer at once in a script, as Redis
 
     def watch(self, keys) -> None:
         pass

@@ -173,6 +173,26 @@ def test_nothing_published_when_off_or_without_k_and_e(server, monkeypatch):
     r.close()
 
 
+@pytest.mark.parametrize("cmd", [["LMOVE", "src", "dst", "LEFT", "RIGHT"],
+                                 ["RPOPLPUSH", "src", "dst"], ["SMOVE", "src", "dst", "x"]])
+def test_a_move_that_empties_its_source_into_a_new_key_fires_del(server, monkeypatch, cmd):
+    """The source's last element moves to a new destination: the source's slot is freed
+    and the destination takes it at once, and the source's "del" still fires."""
+    fired = []
+    monkeypatch.setattr(server.server.notifier, "fire", lambda *a: fired.append(a))
+    r = redis.Redis(port=server.port)
+    r.config_set("notify-keyspace-events", "E$lsg")
+    if cmd[0] == "SMOVE":
+        r.sadd("src", "x")
+    else:
+        r.rpush("src", "x")
+    fired.clear()
+    r.execute_command(*cmd)
+    assert (0, b"del", b"src") in fired and r.exists("src") == 0
+    assert [e for e in fired if e[2] == b"src"][-1] == (0, b"del", b"src")
+    r.close()
+
+
 def _frames(conn) -> list:
     return conn.drain()
 

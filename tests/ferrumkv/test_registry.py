@@ -61,7 +61,7 @@ def test_key_positions_are_sane(spec):
         assert spec.keys([b"x"] * 8) == []
         return
     assert fk >= 1 and step >= 1
-    assert lk == -1 or lk >= fk
+    assert lk < 0 or lk >= fk     # -1 = the last word, -2 = all but the last (BLPOP)
     if spec.arity > 0:  # a fixed-arity command's keys sit inside its words
         assert fk < spec.arity and (lk < 0 or lk < spec.arity)
     argv = [spec.name.encode()] + [b"a%d" % i for i in range(1, 12)]
