@@ -95,7 +95,8 @@ class Client(asyncio.Protocol):
         self.sub_patterns: dict = {}
         self.sub_shard: dict = {}
         self.tracking = None         # tracking.ClientTracking while CLIENT TRACKING is on
-        self.slow_path = False       # subscribed or tracking: every command takes call()
+        self.slow_path = bool(server.ops.monitors)  # subscribed, tracking, or a MONITOR
+                                     # is connected: every command takes call()
         self.executing = None        # this read's reply list while its commands run
         self.pending = None          # frames pushed by other clients' commands, unsent
 
@@ -144,6 +145,7 @@ class Client(asyncio.Protocol):
         if self.slow_path:
             self.leave_events()
         self.server.remove_client(self)
+        self.server.ops.drop_monitor(self)
 
     def pause_writing(self) -> None:
         # The client does not read its replies: stop reading its requests until it does,
@@ -224,7 +226,9 @@ class Client(asyncio.Protocol):
         get_batch = reader.get_batch
         commands = COMMANDS
         count = self._count
-        t0 = _perf_ns()  # one clock pair per read, not per command: see Stats
+        ops = server.ops                # ops.py: slowlog / latency monitor threshold
+        slow_ns = ops.slow_ns
+        t0 = t_prev = _perf_ns()  # one clock pair per read, not per command: see Stats
         while True:
             # All the complete commands of the read at once (RequestReader.get_batch; the
             # first call feeds the read in)
@@ -258,6 +262,7 @@ class Client(asyncio.Protocol):
                             and server.ks.used_memory > server.room_limit
                             and not server.evictor.make_room())):
                     r = self.call(argv)
+                    t_prev = _perf_ns()         # run() timed the command itself
                     append(r)
                     if len(r) > BIG_REPLY_BYTES:
                         self.obuf_big += len(r)
@@ -307,6 +312,10 @@ class Client(asyncio.Protocol):
                                                         reply is not None)
                             elif spec.first_key > 0:
                                 shadow.record(self, spec, argv, reply)
+                    t1 = _perf_ns()      # ops.py: one clock read per command
+                    if t1 - t_prev >= slow_ns:
+                        ops.after_command(self, spec, argv, t1 - t_prev)
+                    t_prev = t1
                 if self.closing or reader.unauth:
                     # closing: the rest is dropped; RESET made the client owe an AUTH: the
                     # rest is read again under the unauthenticated limits
@@ -316,6 +325,8 @@ class Client(asyncio.Protocol):
             if self.closing or not reader.more:
                 break
         if stats.pending:
+            if ops.tracking:    # latency histograms, per read as commandstats (ops.py)
+                ops.track_read(stats.pending, _perf_ns() - t0)
             stats.flush(_perf_ns() - t0)
         self.executing = None
         if out:     # (after an output-limit abort the transport drops it)
@@ -388,12 +399,19 @@ class Client(asyncio.Protocol):
     def run(self, spec, argv: list) -> bytes:
         """Execute a checked command: handler, encoding, stats, WATCH and shadow hooks."""
         self.last_cmd = spec.name  # CLIENT LIST shows the running command, as Redis
+        ops = self.server.ops
+        if ops.monitors and "skip_monitor" in spec.flags:   # EVAL: shown before it runs
+            ops.feed_monitors(self, spec, argv)
+        t = _perf_ns()
         try:
             reply = spec.handler(self, argv)
         except Exception as e:
             if self.tracking is not None and spec.keyspace_read:   # Redis: even on errors
                 self.server.tracking.remember(self, spec, argv)
-            return self._failed(spec, e)
+            out = self._failed(spec, e)
+            self._ran(ops, spec, argv, _perf_ns() - t)
+            return out
+        self._ran(ops, spec, argv, _perf_ns() - t)
         self._count(spec)
         t = reply.__class__
         if t is bytes:
@@ -413,6 +431,13 @@ class Client(asyncio.Protocol):
             self.server.tracking.remember(self, spec, argv)
         self.last_cmd = spec.name
         return out
+
+    def _ran(self, ops, spec, argv: list, ns: int) -> None:
+        """The slowlog, latency monitor and MONITOR hook of :meth:`run` (ops.py)."""
+        if ns >= ops.slow_ns:
+            ops.after_command(self, spec, argv, ns)
+        if ops.monitors and "skip_monitor" not in spec.flags:
+            ops.feed_monitors(self, spec, argv)
 
     def _failed(self, spec, e: Exception) -> bytes:
         """The reply and stats of a handler that raised (failed_calls, errorstats)."""
@@ -524,7 +549,8 @@ class Client(asyncio.Protocol):
         cls = "pubsub" if subscribed else "normal"
         if cls != self.obuf_class:      # client-output-buffer-limit's class (limits.py)
             self.set_obuf_class(cls)
-        self.slow_path = subscribed or self.tracking is not None
+        self.slow_path = (subscribed or self.tracking is not None
+                          or bool(self.server.ops.monitors))
 
     def leave_events(self) -> None:
         """RESET / disconnect: drop every subscription and the tracking state."""

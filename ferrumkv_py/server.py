@@ -195,6 +195,8 @@ class Server:
         install_console(self)
         from .scripting import install as install_scripting
         install_scripting(self)   # busy_script (read by the dispatcher), lua-time-limit alias
+        from .ops import install as install_ops
+        install_ops(self)         # slowlog, latency monitor, MONITOR: server.ops
         self.config.on_change("requirepass", self._set_requirepass)
         self.config.on_change("maxmemory", self._set_maxmemory)
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
@@ -441,9 +443,13 @@ class Server:
         effort = self.config["active-expire-effort"]
         budget_us = (ACTIVE_EXPIRE_SLOW_TIME_PERC + 2 * (effort - 1)) * 1_000_000 \
             // self.config["hz"] // 100
+        t_ns = time.perf_counter_ns()
         active_expire_cycle(ks, budget_us, effort)
+        self.ops.add_latency("expire-cycle", time.perf_counter_ns() - t_ns)
         if self.maxmemory and ks.used_memory > self.maxmemory:
+            t_ns = time.perf_counter_ns()
             self.evictor.make_room()
+            self.ops.add_latency("eviction-cycle", time.perf_counter_ns() - t_ns)
         timeout = self.config["timeout"]
         if timeout:
             # Redis clientsCronHandleTimeout: idle clients are closed, inside MULTI too;

@@ -201,6 +201,8 @@ def client_line(c, now: float) -> str:
     if c.obuf_class == "pubsub" or tr is not None:   # Redis's order: P x t R B
         flags = (("P" if c.obuf_class == "pubsub" else "") + flags.replace("N", "")
                  + (tr.flag_chars() if tr is not None else "")) or "N"
+    if c in c.server.ops.monitors:      # MONITOR (ops.py): Redis's 'O' comes first
+        flags = "O" + ("" if flags == "N" else flags)
     return ("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d "
             "ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 "
             "omem=0 tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d lib-name=%s "

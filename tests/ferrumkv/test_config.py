@@ -153,7 +153,8 @@ def _new_value(spec):
                  "litehit-capacities": "10 20", "litehit-trace-file": "trace.jsonl",
                  "client-output-buffer-limit": "normal 1mb 512kb 10",
                  "notify-keyspace-events": "AKE",   # its canonical rendering
-                 "maxclients": "1000"}   # raising it needs RLIMIT_NOFILE room (limits.py)
+                 "maxclients": "1000",   # raising it needs RLIMIT_NOFILE room (limits.py)
+                 "latency-tracking-info-percentiles": "50 99.9"}
     if spec.name in overrides:
         return overrides[spec.name]
     if spec.type == "bool":
