@@ -31,6 +31,8 @@ from .registry import COMMANDS, lookup
 from .resp import (NULL_ARRAY, QUEUED, ProtocolError, QueryBufferLimit, Raw,
                    RequestReader, encode, encode_error)
 
+POSTPONED = Raw(b"")    # call(): CLIENT PAUSE holds the command (compared by identity)
+
 _perf_ns = time.perf_counter_ns
 log = logging.getLogger("ferrumkv")
 
@@ -95,8 +97,12 @@ class Client(asyncio.Protocol):
         self.sub_patterns: dict = {}
         self.sub_shard: dict = {}
         self.tracking = None         # tracking.ClientTracking while CLIENT TRACKING is on
-        self.slow_path = bool(server.ops.monitors)  # subscribed, tracking, or a MONITOR
-                                     # is connected: every command takes call()
+        self.slow_path = server.ops.slow_all  # subscribed, tracking, CLIENT REPLY, or a
+                                     # MONITOR / CLIENT PAUSE on: every command takes call()
+        # ---- CLIENT PAUSE / REPLY / NO-EVICT (ops.py, commands/operators.py) ----
+        self.held = None             # commands postponed by CLIENT PAUSE, in order
+        self.reply_gate = None       # CLIENT REPLY: None (on), "off", "skip_next", "skip"
+        self.no_evict = False
         self.executing = None        # this read's reply list while its commands run
         self.pending = None          # frames pushed by other clients' commands, unsent
 
@@ -145,7 +151,10 @@ class Client(asyncio.Protocol):
         if self.slow_path:
             self.leave_events()
         self.server.remove_client(self)
-        self.server.ops.drop_monitor(self)
+        ops = self.server.ops
+        ops.drop_monitor(self)
+        if self.held is not None and self in ops.held:
+            ops.held.remove(self)
 
     def pause_writing(self) -> None:
         # The client does not read its replies: stop reading its requests until it does,
@@ -158,7 +167,7 @@ class Client(asyncio.Protocol):
         self.paused = False
         if self.obuf_soft_since is not None:
             self.check_output_limits()
-        if not self.closing:
+        if not self.closing and self.held is None:
             self.transport.resume_reading()
 
     # ---- limits (limits.py) ----
@@ -263,6 +272,11 @@ class Client(asyncio.Protocol):
                             and not server.evictor.make_room())):
                     r = self.call(argv)
                     t_prev = _perf_ns()         # run() timed the command itself
+                    if r is POSTPONED:          # CLIENT PAUSE: this and the rest wait
+                        self.hold([argv, *it])
+                        break
+                    if self.reply_gate is not None:
+                        r = self.gate_reply(r)
                     append(r)
                     if len(r) > BIG_REPLY_BYTES:
                         self.obuf_big += len(r)
@@ -322,7 +336,7 @@ class Client(asyncio.Protocol):
                     if not self.closing:
                         reader.unread(list(it))
                     break
-            if self.closing or not reader.more:
+            if self.closing or not reader.more or self.held is not None:
                 break
         if stats.pending:
             if ops.tracking:    # latency histograms, per read as commandstats (ops.py)
@@ -387,6 +401,9 @@ class Client(asyncio.Protocol):
         if (self.proto == 2 and spec.name not in _PUBSUB_ALLOWED
                 and (self.sub_channels or self.sub_patterns or self.sub_shard)):
             return self._reject("ERR " + errors.PUBSUB_CONTEXT % spec.name, spec)
+        ops = server.ops
+        if ops.pause_type is not None and ops.holds(self, spec):
+            return POSTPONED            # CLIENT PAUSE (ops.py): run when it ends
         if multi is not None and spec.name not in _MULTI_IMMEDIATE:
             multi.append((spec, argv))
             if spec.denyoom:
@@ -475,6 +492,64 @@ class Client(asyncio.Protocol):
             self.server.stats.count_rejected(spec)
         return encode_error(text)
 
+    # ---- CLIENT PAUSE and CLIENT REPLY (ops.py, commands/operators.py) ----
+
+    def hold(self, commands: list) -> None:
+        """CLIENT PAUSE postponed ``commands[0]``: keep it and the rest of the read, and
+        read nothing more until :meth:`resume_held` (Redis blocks the client)."""
+        self.held = commands
+        self.server.ops.held.append(self)
+        if self.transport is not None:
+            self.transport.pause_reading()
+
+    def resume_held(self) -> None:
+        """The pause ended: run the postponed commands, send their replies, read again.
+        Complexity: the commands' own."""
+        held, self.held = self.held, None
+        if held is None or self.closing or self.transport is None:
+            return
+        out = []
+        self.executing = out
+        self.ks.now_ms = self.ks.clock.now_ms()
+        for i, argv in enumerate(held):
+            r = self.call(argv)
+            if r is POSTPONED:          # paused again by an earlier command of the batch
+                self.hold(held[i:])
+                break
+            if self.reply_gate is not None:
+                r = self.gate_reply(r)
+            out.append(r)
+            if self.closing:
+                break
+        self.executing = None
+        stats = self.server.stats
+        if stats.pending:
+            stats.flush(0)
+        if out:
+            data = b"".join(out)
+            stats.net_output_bytes += len(data)
+            self.transport.write(data)
+        if self.server.push_clients:
+            self.server.flush_pushes()
+        if self.closing:
+            self.transport.close()
+        elif self.held is None:
+            if not self.paused:
+                self.transport.resume_reading()
+            if self.reader.more:        # whole commands already read: run them now
+                self.data_received(b"")
+
+    def gate_reply(self, r: bytes) -> bytes:
+        """CLIENT REPLY OFF / SKIP: drop a command's reply (Redis resetClient's flags)."""
+        gate = self.reply_gate
+        if gate == "skip_next":         # CLIENT REPLY SKIP itself: the next one is skipped
+            self.reply_gate = "skip"
+            return b""
+        if gate == "skip":
+            self.reply_gate = None
+            self.update_slow_path()
+        return b""
+
     # ---- transactions ----
 
     def exec_multi(self) -> bytes:
@@ -550,7 +625,7 @@ class Client(asyncio.Protocol):
         if cls != self.obuf_class:      # client-output-buffer-limit's class (limits.py)
             self.set_obuf_class(cls)
         self.slow_path = (subscribed or self.tracking is not None
-                          or bool(self.server.ops.monitors))
+                          or self.reply_gate is not None or self.server.ops.slow_all)
 
     def leave_events(self) -> None:
         """RESET / disconnect: drop every subscription and the tracking state."""

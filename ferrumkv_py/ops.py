@@ -21,7 +21,7 @@ Complexity: O(1) per command unless it is slow or a monitor is connected.
 
 from __future__ import annotations
 
-import time
+import asyncio
 
 from .latency import LatencyMonitor, bucket_of, new_histogram
 from .monitor import monitor_line
@@ -29,6 +29,7 @@ from .slowlog import SlowLog, redact
 
 NS_PER_US = 1000
 NS_PER_MS = 1_000_000
+MS_PER_S = 1000
 NEVER_NS = 1 << 62                  # a duration nothing reaches: the feature is off
 LUA_PEER = "lua"                    # MONITOR's peer for a script's commands
 LUA_SLOWLOG_PEER = "?:0"            # what Redis's slowlog shows for the Lua client
@@ -47,6 +48,11 @@ class Ops:
         self.slowlog_ns = self.latency_ns = NEVER_NS
         self.slow_ns = NEVER_NS             # min of the two: the dispatcher's one test
         self.tracking = True
+        # ---- CLIENT PAUSE ----
+        self.pause_type = None              # None, "write" or "all"
+        self.pause_end_ms = 0               # wall-clock ms the pause ends
+        self.held: list = []                # clients with postponed commands, in order
+        self._pause_timer = None
         cfg.on_change("slowlog-log-slower-than", self._set_slowlog_threshold)
         cfg.on_change("latency-monitor-threshold", self._set_latency_threshold)
         cfg.on_change("slowlog-max-len", self.slowlog.set_max_len)
@@ -122,6 +128,11 @@ class Ops:
 
     # ---- MONITOR ----
 
+    @property
+    def slow_all(self) -> bool:
+        """Every command must take the dispatcher's checked path (Client.call)."""
+        return bool(self.monitors) or self.pause_type is not None
+
     def add_monitor(self, c) -> None:
         self.monitors.append(c)
         for x in self.server.clients.values():  # the dispatcher's inline path skips no feed
@@ -134,6 +145,74 @@ class Ops:
                 for x in self.server.clients.values():
                     x.update_slow_path()
 
+    # ---- CLIENT PAUSE (Redis pauseClients / processCommand's postponing) ----
+
+    def pause(self, timeout_ms: int, kind: str) -> None:
+        """Start or extend a pause: the later end and the stricter kind win, as Redis
+        merges two CLIENT PAUSEs.  Complexity: O(clients)."""
+        end = self.server.clock.now_ms() + timeout_ms
+        if self.pause_type is None:
+            self.pause_type, self.pause_end_ms = kind, end
+        else:
+            self.pause_end_ms = max(self.pause_end_ms, end)
+            if kind == "all":
+                self.pause_type = "all"
+        for x in self.server.clients.values():
+            x.slow_path = True
+        self._arm_timer()
+
+    def _arm_timer(self) -> None:
+        if self._pause_timer is not None:
+            self._pause_timer.cancel()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._pause_timer = None        # no loop (in-process tests): the cron checks
+            return
+        delay_s = max(0, self.pause_end_ms - self.server.clock.now_ms()) / MS_PER_S
+        self._pause_timer = loop.call_later(delay_s, self.check_pause)
+
+    def check_pause(self) -> None:
+        """End the pause if its time has come (the timer and the cron call this)."""
+        if self.pause_type is None:
+            return
+        if self.server.clock.now_ms() >= self.pause_end_ms:
+            self.unpause()
+        elif self._pause_timer is None or self._pause_timer.cancelled():
+            self._arm_timer()
+
+    def unpause(self) -> None:
+        """CLIENT UNPAUSE / the end of the timeout: the postponed clients run their
+        commands, in the order they were postponed.  Complexity: O(clients + commands)."""
+        if self._pause_timer is not None:
+            self._pause_timer.cancel()
+            self._pause_timer = None
+        self.pause_type = None
+        for x in self.server.clients.values():
+            x.update_slow_path()
+        held, self.held = self.held, []
+        for c in held:
+            c.resume_held()
+
+    def paused(self) -> bool:
+        """A pause is on: the cron runs no active expiry and no eviction (Redis keeps the
+        data set still during a pause)."""
+        return self.pause_type is not None
+
+    def holds(self, c, spec) -> bool:
+        """Is this call postponed?  ALL: every command; WRITE: write and may_replicate
+        commands (EVAL, PUBLISH ...) and an EXEC whose queue has one (Redis 7.0
+        processCommand).  Monitors are never paused (Redis: replicas)."""
+        if c in self.monitors:
+            return False
+        if self.pause_type == "all":
+            return True
+        if spec.write or "may_replicate" in spec.flags:
+            return True
+        if spec.name == "exec" and c.multi:
+            return any(s.write or "may_replicate" in s.flags for s, _ in c.multi)
+        return False
+
 
 def _peer(c) -> str:
     """MONITOR's peer: ``ip:port``, or ``unix:<path>`` for a Unix socket client."""
@@ -141,10 +220,6 @@ def _peer(c) -> str:
     if addr.startswith("/"):
         return "unix:" + addr.rsplit(":", 1)[0]
     return addr
-
-
-def now_ns() -> int:
-    return time.perf_counter_ns()
 
 
 def install(server) -> None:

@@ -443,10 +443,13 @@ class Server:
         effort = self.config["active-expire-effort"]
         budget_us = (ACTIVE_EXPIRE_SLOW_TIME_PERC + 2 * (effort - 1)) * 1_000_000 \
             // self.config["hz"] // 100
+        self.ops.check_pause()
+        paused = self.ops.paused()     # CLIENT PAUSE: no active expiry or eviction (Redis)
         t_ns = time.perf_counter_ns()
-        active_expire_cycle(ks, budget_us, effort)
+        if not paused:
+            active_expire_cycle(ks, budget_us, effort)
         self.ops.add_latency("expire-cycle", time.perf_counter_ns() - t_ns)
-        if self.maxmemory and ks.used_memory > self.maxmemory:
+        if self.maxmemory and ks.used_memory > self.maxmemory and not paused:
             t_ns = time.perf_counter_ns()
             self.evictor.make_room()
             self.ops.add_latency("eviction-cycle", time.perf_counter_ns() - t_ns)

@@ -203,6 +203,8 @@ def client_line(c, now: float) -> str:
                  + (tr.flag_chars() if tr is not None else "")) or "N"
     if c in c.server.ops.monitors:      # MONITOR (ops.py): Redis's 'O' comes first
         flags = "O" + ("" if flags == "N" else flags)
+    if getattr(c, "no_evict", False):   # CLIENT NO-EVICT (commands/operators.py)
+        flags = ("" if flags == "N" else flags) + "e"
     return ("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d "
             "ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 "
             "omem=0 tot-mem=0 events=r cmd=%s user=default redir=%d resp=%d lib-name=%s "
@@ -292,8 +294,10 @@ def client_kill(c, argv):
                 raise CommandError("Unknown client type '%s'" % val.decode("utf-8", "surrogateescape"))
             tests.append(lambda x, k=kind: k == (b"pubsub" if x.obuf_class == "pubsub"
                                                  else b"normal"))
-        elif opt == b"user":
-            tests.append(lambda x, u=val: u == b"default")
+        elif opt == b"user":    # the only user is "default" (Redis: an unknown user errs)
+            if val != b"default":
+                raise CommandError("No such user '%s'" % val.decode("utf-8", "surrogateescape"))
+            tests.append(lambda x: True)
         else:
             raise CommandError(errors.SYNTAX)
     killed = 0
@@ -335,6 +339,11 @@ def client_help(c, argv):
         "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
         "         [OPTIN] [OPTOUT] [NOLOOP]", "    Control server assisted client side caching.",
         "TRACKINGINFO", "    Report tracking status for the current connection.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
+        "UNPAUSE", "    Stop the current client pause, resuming traffic.",
+        "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
+        "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
         "HELP", "    Print this help.")]
 
 

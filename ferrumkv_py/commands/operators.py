@@ -185,3 +185,63 @@ def monitor(c, argv):
         return Raw(b"")          # Redis answers nothing to a second MONITOR
     ops.add_monitor(c)
     return OK
+
+
+# ---- CLIENT PAUSE / UNPAUSE / REPLY / NO-EVICT ----
+
+@command("pause", -3, "admin noscript loading stale", parent="client")
+def client_pause(c, argv):
+    """CLIENT PAUSE timeout [WRITE|ALL]
+    Postpones the commands of all clients (or their writes) for timeout milliseconds."""
+    if len(argv) > 4:
+        raise CommandError(errors.SUBCOMMAND_SYNTAX % (
+            argv[1].decode("utf-8", "surrogateescape"), "CLIENT"))
+    timeout_ms = parse_int(argv[2], "timeout is not an integer or out of range")
+    if timeout_ms < 0:
+        raise CommandError("timeout is negative")
+    kind = "all"
+    if len(argv) == 4:
+        kind = argv[3].lower().decode("utf-8", "surrogateescape")
+        if kind not in ("write", "all"):
+            raise CommandError("CLIENT PAUSE mode must be WRITE or ALL")
+    c.server.ops.pause(timeout_ms, kind)
+    return OK
+
+
+@command("unpause", 2, "admin noscript loading stale", parent="client")
+def client_unpause(c, argv):
+    """CLIENT UNPAUSE
+    Ends a CLIENT PAUSE: the postponed commands run."""
+    c.server.ops.unpause()
+    return OK
+
+
+@command("reply", 3, "noscript loading stale", parent="client")
+def client_reply(c, argv):
+    """CLIENT REPLY ON|OFF|SKIP
+    Turns this connection's replies off, on, or off for the next command only."""
+    mode = argv[2].lower()
+    if mode == b"on":
+        c.reply_gate = None
+        c.update_slow_path()
+        return OK
+    if mode == b"off":
+        c.reply_gate = "off"
+    elif mode == b"skip":
+        if c.reply_gate != "off":
+            c.reply_gate = "skip_next"
+    else:
+        raise CommandError(errors.SYNTAX)
+    c.slow_path = True
+    return Raw(b"")
+
+
+@command("no-evict", 3, "admin noscript loading stale", parent="client")
+def client_no_evict(c, argv):
+    """CLIENT NO-EVICT ON|OFF
+    Marks the connection as exempt from client eviction (flag e in CLIENT LIST)."""
+    mode = argv[2].lower()
+    if mode not in (b"on", b"off"):
+        raise CommandError(errors.SYNTAX)
+    c.no_evict = mode == b"on"
+    return OK

@@ -402,3 +402,148 @@ def test_monitor_shown_in_client_list(server, r2):
     lines = r2.execute_command("CLIENT", "LIST").decode().splitlines()
     assert any(" flags=O " in x for x in lines)
     m.close()
+
+
+# ---- CLIENT PAUSE / UNPAUSE ----
+
+def _silent(c: RawConn, wait_s: float = 0.2) -> bool:
+    """Nothing arrives on ``c`` for ``wait_s`` (the command is still postponed)."""
+    c.sock.settimeout(wait_s)
+    try:
+        data = c.sock.recv(1, socket.MSG_PEEK)
+    except socket.timeout:
+        return True
+    finally:
+        c.sock.settimeout(5)
+    return not data
+
+
+def test_client_pause_write_holds_writes_not_reads(server):
+    admin, w = RawConn(server.port), RawConn(server.port)
+    try:
+        assert _cmd(admin, "CLIENT", "PAUSE", 100000, "WRITE") == b"+OK\r\n"
+        # reads answer; a pipelined write and everything after it waits, in order
+        assert _cmd(w, "GET", "k") == b"$-1\r\n"
+        w.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\n")
+        assert _silent(w)
+        assert _cmd(admin, "GET", "k") == b"$-1\r\n"            # not written yet
+        other = RawConn(server.port)
+        other.send(b"*3\r\n$4\r\nEVAL\r\n$8\r\nreturn 1\r\n$1\r\n0\r\n")
+        assert _silent(other)                                   # may_replicate: held
+        # PUBLISH is not may_replicate in Redis 7.0 (it is in 7.2): it runs
+        assert _cmd(admin, "PUBLISH", "ch", "m") == b":0\r\n"
+        assert _cmd(admin, "EVAL_RO", "return 1", 0) == b":1\r\n"   # read-only: runs
+        assert _cmd(admin, "CLIENT", "UNPAUSE") == b"+OK\r\n"
+        assert w.read_reply() == b"+OK\r\n"
+        assert w.read_reply() == b"$1\r\nv\r\n"
+        assert other.read_reply() == b":1\r\n"
+        other.close()
+        assert _cmd(w, "SET", "k", "2") == b"+OK\r\n"           # reads again afterwards
+    finally:
+        admin.close()
+        w.close()
+
+
+def test_client_pause_all_and_timeout(server):
+    admin, c = RawConn(server.port), RawConn(server.port)
+    try:
+        assert _cmd(admin, "CLIENT", "PAUSE", 300) == b"+OK\r\n"   # ALL by default
+        c.send(b"*1\r\n$4\r\nPING\r\n")
+        assert c.read_reply() == b"+PONG\r\n"   # answered once the 300 ms have passed
+        assert server.call(lambda: server.server.ops.pause_type) is None
+    finally:
+        admin.close()
+        c.close()
+
+
+def test_client_pause_exec_with_writes_and_merge(server):
+    admin, c = RawConn(server.port), RawConn(server.port)
+    try:
+        _cmd(admin, "CLIENT", "PAUSE", 300, "WRITE")
+        _cmd(admin, "CLIENT", "PAUSE", 10, "ALL")      # stricter kind, later end kept
+        assert server.call(lambda: server.server.ops.pause_type) == "all"
+        # under ALL even CLIENT UNPAUSE waits (as in Redis): it runs when the 300 ms end
+        assert _cmd(admin, "CLIENT", "UNPAUSE") == b"+OK\r\n"
+        _cmd(admin, "CLIENT", "PAUSE", 100000, "WRITE")
+        assert _cmd(c, "MULTI") == b"+OK\r\n"
+        c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$1\r\n1\r\n")
+        assert _silent(c)       # Redis postpones a write even when it would be queued
+        _cmd(admin, "CLIENT", "UNPAUSE")
+        assert c.read_reply() == b"+QUEUED\r\n"
+        _cmd(admin, "CLIENT", "PAUSE", 100000, "WRITE")
+        c.send(b"*1\r\n$4\r\nEXEC\r\n")
+        assert _silent(c)
+        _cmd(admin, "CLIENT", "UNPAUSE")
+        assert c.read_reply() == b"*1\r\n+OK\r\n"
+    finally:
+        admin.close()
+        c.close()
+
+
+@pytest.mark.needs_redis
+def test_client_pause_errors_match_redis(server, redis_server):
+    cases = [["CLIENT", "PAUSE", "abc"], ["CLIENT", "PAUSE", "-1"],
+             ["CLIENT", "PAUSE", "10", "foo"], ["CLIENT", "PAUSE", "10", "write", "x"],
+             ["CLIENT", "UNPAUSE", "x"], ["CLIENT", "REPLY", "foo"],
+             ["CLIENT", "NO-EVICT", "maybe"], ["CLIENT", "NO-EVICT", "on", "x"],
+             ["CLIENT", "KILL", "1.2.3.4:5"], ["CLIENT", "KILL", "ID", "0"],
+             ["CLIENT", "KILL", "ID", "abc"], ["CLIENT", "KILL", "USER", "nosuch"],
+             ["CLIENT", "KILL", "TYPE", "foo"], ["CLIENT", "KILL", "TYPE", "master"],
+             ["CLIENT", "KILL", "ADDR", "1.2.3.4:5", "ID"], ["CLIENT", "KILL", "MAXAGE", "1"],
+             ["CLIENT", "KILL", "SKIPME", "maybe"], ["CLIENT", "KILL", "ID", "999999"],
+             ["CLIENT", "PAUSE", "0", "WRITE"], ["CLIENT", "UNPAUSE"],
+             ["CLIENT", "NO-EVICT", "off"]]
+    ours, theirs = RawConn(server.port), RawConn(redis_server)
+    try:
+        for cmd in cases:
+            assert _cmd(ours, *cmd) == _cmd(theirs, *cmd), cmd
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_pause_suspends_active_expiry(server, r2):
+    r2.set("t", "v", px=1)
+    r2.client_pause(100000, all=False)
+    time.sleep(0.01)
+    server.call(server.server.cron)
+    assert r2.dbsize() == 1             # still there: the cron expired nothing
+    r2.execute_command("CLIENT", "UNPAUSE")
+    server.call(server.server.cron)
+    assert r2.dbsize() == 0
+
+
+# ---- CLIENT REPLY / NO-EVICT ----
+
+def test_client_reply_off_skip_on(server):
+    c = RawConn(server.port)
+    try:
+        c.send(b"*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$3\r\nOFF\r\n"
+               b"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n"
+               b"*1\r\n$4\r\nNOPE\r\n"                       # errors are silenced too
+               b"*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$2\r\nON\r\n")
+        assert c.read_reply() == b"+OK\r\n"                  # only ON's reply
+        c.send(b"*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$4\r\nSKIP\r\n"
+               b"*2\r\n$3\r\nGET\r\n$1\r\na\r\n"
+               b"*2\r\n$4\r\nECHO\r\n$1\r\nz\r\n")
+        assert c.read_reply() == b"$1\r\nz\r\n"              # GET's reply was skipped
+        assert _cmd(c, "GET", "a") == b"$1\r\n1\r\n"
+    finally:
+        c.close()
+
+
+def test_client_no_evict_flag(server, r2):
+    assert r2.execute_command("CLIENT", "NO-EVICT", "on") == b"OK"
+    assert " flags=e " in r2.execute_command("CLIENT", "INFO").decode()
+    r2.execute_command("CLIENT", "NO-EVICT", "off")
+    assert " flags=N " in r2.execute_command("CLIENT", "INFO").decode()
+
+
+def test_client_kill_user_and_filters(server, r2):
+    other = RawConn(server.port)
+    try:
+        _cmd(other, "CLIENT", "SETNAME", "victim")
+        assert r2.execute_command("CLIENT", "KILL", "USER", "default", "SKIPME", "yes") == 1
+        assert other.closed()
+    finally:
+        other.close()
