@@ -105,6 +105,75 @@ class LatencyMonitor:
         return "".join(out)
 
 
+# ---- LATENCY GRAPH: Redis's sparkline.c ----
+
+LATENCY_GRAPH_COLS = 80           # columns of a LATENCY GRAPH (Redis LATENCY_GRAPH_COLS)
+GRAPH_ROWS = 4                    # sparkline rows
+SPARK_FILL = "_o#"                # Redis's charset_fill: 3 steps per row
+LABEL_MARGIN_TOP = 1              # blank rows between the sparkline and the labels
+
+
+def _age_label(elapsed_s: int) -> str:
+    if elapsed_s < 60:
+        return "%ds" % elapsed_s
+    if elapsed_s < 3600:
+        return "%dm" % (elapsed_s // 60)
+    if elapsed_s < 86400:
+        return "%dh" % (elapsed_s // 3600)
+    return "%dd" % (elapsed_s // 86400)
+
+
+def graph(event: str, ts: Series, now_s: int) -> str:
+    """LATENCY GRAPH's text: a header, a rule, then the samples as a filled sparkline of
+    ``GRAPH_ROWS`` rows, 80 columns a block, each column labelled (vertically) with how
+    long ago it was.  Redis's latencyCommandGenSparkeline and sparklineRender, step for
+    step.  Complexity: O(samples * (rows + label length))."""
+    values = [s[1] for s in ts.samples]
+    labels = [_age_label(now_s - s[0]) for s in ts.samples]
+    lo, hi = min(values), max(values)
+    out = ["%s - high %d ms, low %d ms (all time high %d ms)\n" % (event, hi, lo, ts.max),
+           "-" * LATENCY_GRAPH_COLS + "\n"]
+    for start in range(0, len(values), LATENCY_GRAPH_COLS):
+        if start:
+            out.append("\n")
+        out.append(_spark_range(values[start:start + LATENCY_GRAPH_COLS],
+                                labels[start:start + LATENCY_GRAPH_COLS], lo, hi))
+    return "".join(out)
+
+
+def _spark_range(values: list, labels: list, lo: int, hi: int) -> str:
+    """One block of columns (sparklineRenderRange with SPARKLINE_FILL)."""
+    relmax = (hi - lo) or 1
+    steps = len(SPARK_FILL) * GRAPH_ROWS
+    rows = []
+    row = 0
+    while True:
+        chars = [" "] * len(values)
+        more = False
+        for j, v in enumerate(values):
+            step = min(max(int(int((v - lo) * steps) / relmax), 0), steps - 1)
+            if row < GRAPH_ROWS:
+                more = True
+                idx = step - (GRAPH_ROWS - row - 1) * len(SPARK_FILL)
+                if 0 <= idx < len(SPARK_FILL):
+                    chars[j] = SPARK_FILL[idx]
+                elif idx >= len(SPARK_FILL):
+                    chars[j] = "|"
+            else:
+                if row - GRAPH_ROWS < LABEL_MARGIN_TOP:
+                    more = True
+                    break
+                k = row - GRAPH_ROWS - LABEL_MARGIN_TOP
+                if len(labels[j]) > k:
+                    more = True
+                    chars[j] = labels[j][k]
+        if not more:
+            break
+        row += 1
+        rows.append("".join(chars) + "\n")
+    return "".join(rows)
+
+
 def new_histogram() -> list:
     return [0] * (HIST_BUCKETS + 1)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from .. import errors
 from ..errors import CommandError
 from ..info import section
-from ..latency import format_percentile, histogram_reply, percentile_us
+from ..latency import format_percentile, graph, histogram_reply, percentile_us
 from ..registry import command, lookup
 from ..resp import OK, Raw, Status, Verbatim
 from ._util import parse_int
@@ -99,6 +99,17 @@ def latency_reset(c, argv):
     events = None if len(argv) == 2 else [a.decode("utf-8", "surrogateescape")
                                           for a in argv[2:]]
     return c.server.ops.latency.reset(events)
+
+@command("graph", 3, "admin noscript loading stale", parent="latency")
+def latency_graph(c, argv):
+    """LATENCY GRAPH event
+    Returns an ASCII graph of an event's samples."""
+    event = argv[2].decode("utf-8", "surrogateescape")
+    ts = c.server.ops.latency.events.get(event)
+    if ts is None:
+        raise CommandError("No samples available for event '%s'" % event)
+    return Verbatim(graph(event, ts, c.ks.clock.now_ms() // 1000).encode())
+
 
 @command("doctor", 2, "admin noscript loading stale", parent="latency")
 def latency_doctor(c, argv):

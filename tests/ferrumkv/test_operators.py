@@ -547,3 +547,29 @@ def test_client_kill_user_and_filters(server, r2):
         assert other.closed()
     finally:
         other.close()
+
+
+# ---- LATENCY GRAPH ----
+
+def test_latency_graph_is_redis_sparkline():
+    from ferrumkv_py.latency import graph
+    m = LatencyMonitor()
+    for t, ms in ((100, 500), (101, 101), (102, 300), (103, 200)):
+        m.add("command", ms, t)
+    # worked by hand from sparkline.c: 12 steps over 101..500 -> steps 11, 0, 5, 2
+    assert graph("command", m.events["command"], 110) == (
+        "command - high 500 ms, low 101 ms (all time high 500 ms)\n" + "-" * 80 + "\n"
+        "#   \n|   \n| # \n|_|#\n    \n1987\n0sss\ns   \n")
+    for t in range(85):          # more than 80 samples: a second block after a blank line
+        m.add("x", 1 + t % 3, 1000 + t * 60)
+    text = graph("x", m.events["x"], 1000 + 85 * 60)
+    blocks = text.split("\n\n")
+    assert len(blocks) == 2 and len(blocks[1].splitlines()[0]) == 5
+
+
+def test_latency_graph_command(server, r, r2):
+    assert err(r2, "LATENCY", "GRAPH", "command") == "No samples available for event 'command'"
+    server.call(lambda: server.server.ops.latency.add("command", 12, int(time.time())))
+    text = r2.execute_command("LATENCY", "GRAPH", "command").decode()
+    assert text.startswith("command - high 12 ms, low 12 ms (all time high 12 ms)\n")
+    assert isinstance(r.execute_command("LATENCY", "GRAPH", "command"), (bytes, str))
