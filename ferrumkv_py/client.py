@@ -103,6 +103,7 @@ class Client(asyncio.Protocol):
         self.held = None             # commands postponed by CLIENT PAUSE, in order
         self.reply_gate = None       # CLIENT REPLY: None (on), "off", "skip_next", "skip"
         self.no_evict = False
+        self.in_exec = False
         self.executing = None        # this read's reply list while its commands run
         self.pending = None          # frames pushed by other clients' commands, unsent
 
@@ -564,11 +565,13 @@ class Client(asyncio.Protocol):
             outer = self.executing
             if outer is not None:   # frames pushed to itself go between the replies (Redis)
                 self.executing = parts
+            self.in_exec = True         # MONITOR refuses to start inside EXEC (Redis)
             try:
                 for spec, argv in queued:
                     parts.append(self.run(spec, argv))
             finally:
                 self.executing = outer
+                self.in_exec = False
             return b"".join(parts)
         finally:
             self.multi_error = self.multi_denyoom = False

@@ -30,6 +30,7 @@ from .slowlog import SlowLog, redact
 NS_PER_US = 1000
 NS_PER_MS = 1_000_000
 MS_PER_S = 1000
+PAUSE_TIMER_MAX_S = 86400           # longest single timer of a CLIENT PAUSE
 NEVER_NS = 1 << 62                  # a duration nothing reaches: the feature is off
 LUA_PEER = "lua"                    # MONITOR's peer for a script's commands
 LUA_SLOWLOG_PEER = "?:0"            # what Redis's slowlog shows for the Lua client
@@ -169,8 +170,13 @@ class Ops:
         except RuntimeError:
             self._pause_timer = None        # no loop (in-process tests): the cron checks
             return
-        delay_s = max(0, self.pause_end_ms - self.server.clock.now_ms()) / MS_PER_S
-        self._pause_timer = loop.call_later(delay_s, self.check_pause)
+        delay_s = min(max(0, self.pause_end_ms - self.server.clock.now_ms()) / MS_PER_S,
+                      PAUSE_TIMER_MAX_S)      # a longer pause re-arms when this fires
+        self._pause_timer = loop.call_later(delay_s, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._pause_timer = None
+        self.check_pause()
 
     def check_pause(self) -> None:
         """End the pause if its time has come (the timer and the cron call this)."""
@@ -178,7 +184,7 @@ class Ops:
             return
         if self.server.clock.now_ms() >= self.pause_end_ms:
             self.unpause()
-        elif self._pause_timer is None or self._pause_timer.cancelled():
+        elif self._pause_timer is None:
             self._arm_timer()
 
     def unpause(self) -> None:

@@ -53,6 +53,9 @@ def reset(c, argv):
     c.db = c.ks.dbs[0]
     c.proto = 2
     c.name = b""
+    c.server.ops.drop_monitor(c)     # RESET leaves MONITOR and CLIENT REPLY OFF (Redis)
+    c.reply_gate = None
+    c.update_slow_path()
     c.authenticated = not c.server.requirepass
     return Raw(b"+RESET\r\n")
 

@@ -192,6 +192,8 @@ def monitor(c, argv):
     """MONITOR
     Streams every command the server runs to this connection."""
     ops = c.server.ops
+    if getattr(c, "in_exec", False):
+        raise CommandError("MONITOR isn't allowed for DENY BLOCKING client")
     if c in ops.monitors:
         return Raw(b"")          # Redis answers nothing to a second MONITOR
     ops.add_monitor(c)

@@ -573,3 +573,43 @@ def test_latency_graph_command(server, r, r2):
     text = r2.execute_command("LATENCY", "GRAPH", "command").decode()
     assert text.startswith("command - high 12 ms, low 12 ms (all time high 12 ms)\n")
     assert isinstance(r.execute_command("LATENCY", "GRAPH", "command"), (bytes, str))
+
+
+def test_reset_leaves_monitor_and_reply_off(server):
+    m = _monitor(server.port)
+    assert _cmd(m, "RESET") == b"+RESET\r\n"
+    c = RawConn(server.port)
+    _cmd(c, "PING")
+    assert _cmd(m, "ECHO", "x") == b"$1\r\nx\r\n"      # no MONITOR line came first
+    m.send(b"*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$3\r\nOFF\r\n")
+    assert _cmd(m, "RESET") == b"+RESET\r\n"
+    assert _cmd(m, "PING") == b"+PONG\r\n"
+    m.close()
+    c.close()
+
+
+@pytest.mark.needs_redis
+def test_monitor_inside_exec_is_refused_as_redis(server, redis_server):
+    for port in (server.port, redis_server):
+        c = RawConn(port)
+        _cmd(c, "MULTI")
+        assert _cmd(c, "MONITOR") == b"+QUEUED\r\n"
+        assert _cmd(c, "EXEC") == (b"*1\r\n-ERR MONITOR isn't allowed for DENY BLOCKING "
+                                   b"client\r\n")
+        c.close()
+
+
+def test_resetstat_clears_histograms(server, r2):
+    r2.set("k", "v")
+    assert b"set" in r2.execute_command("LATENCY", "HISTOGRAM", "set")
+    r2.config_resetstat()
+    assert r2.execute_command("LATENCY", "HISTOGRAM", "set") == []
+
+
+def test_huge_pause_then_unpause(server):
+    c = RawConn(server.port)
+    assert _cmd(c, "CLIENT", "PAUSE", "9223372036854775807", "WRITE") == b"+OK\r\n"
+    assert _cmd(c, "GET", "x") == b"$-1\r\n"
+    assert _cmd(c, "CLIENT", "UNPAUSE") == b"+OK\r\n"
+    assert _cmd(c, "SET", "x", "1") == b"+OK\r\n"
+    c.close()
