@@ -32,6 +32,8 @@ from .registry import COMMANDS, lookup
 from .resp import (NULL_ARRAY, QUEUED, ProtocolError, QueryBufferLimit, Raw,
                    RequestReader, encode, encode_error)
 
+POSTPONED = Raw(b"")    # call(): CLIENT PAUSE holds the command (compared by identity)
+
 _perf_ns = time.perf_counter_ns
 log = logging.getLogger("ferrumkv")
 
@@ -75,7 +77,8 @@ class Client(asyncio.Protocol, ClientState):
         self.transport = None
         self.addr = "?:0"
         self.laddr = "?:0"
-        self.slow_path = not self.user.open  # an ACL-limited user: every command takes call()
+        self.slow_path = server.ops.slow_all or not self.user.open   # MONITOR / CLIENT
+        #   PAUSE on, or an ACL-limited user: every command takes call()
 
     @property
     def authenticated(self) -> bool:
@@ -124,6 +127,10 @@ class Client(asyncio.Protocol, ClientState):
         if self.slow_path:
             self.leave_events()
         self.server.remove_client(self)
+        ops = self.server.ops
+        ops.drop_monitor(self)
+        if self.held is not None and self in ops.held:
+            ops.held.remove(self)
 
     def pause_writing(self) -> None:
         # The client does not read its replies: stop reading its requests until it does,
@@ -136,7 +143,7 @@ class Client(asyncio.Protocol, ClientState):
         self.paused = False
         if self.obuf_soft_since is not None:
             self.check_output_limits()
-        if not self.closing:
+        if not self.closing and self.held is None:
             self.transport.resume_reading()
 
     # ---- limits (limits.py) ----
@@ -208,7 +215,9 @@ class Client(asyncio.Protocol, ClientState):
         get_batch = reader.get_batch
         commands = COMMANDS
         count = self._count
-        t0 = _perf_ns()  # one clock pair per read, not per command: see Stats
+        ops = server.ops                # ops.py: slowlog / latency monitor threshold
+        slow_ns = ops.slow_ns
+        t0 = t_prev = _perf_ns()  # one clock pair per read, not per command: see Stats
         while True:
             # All the complete commands of the read at once (RequestReader.get_batch; the
             # first call feeds the read in)
@@ -245,6 +254,12 @@ class Client(asyncio.Protocol, ClientState):
                             and server.ks.used_memory > server.room_limit
                             and not server.evictor.make_room())):
                     r = self.call(argv)
+                    t_prev = _perf_ns()         # run() timed the command itself
+                    if r is POSTPONED:          # CLIENT PAUSE: this and the rest wait
+                        self.hold([argv, *it])
+                        break
+                    if self.reply_gate is not None:
+                        r = self.gate_reply(r)
                     append(r)
                     if len(r) > BIG_REPLY_BYTES:
                         self.obuf_big += len(r)
@@ -294,6 +309,10 @@ class Client(asyncio.Protocol, ClientState):
                                                         reply is not None)
                             elif spec.first_key > 0:
                                 shadow.record(self, spec, argv, reply)
+                    t1 = _perf_ns()      # ops.py: one clock read per command
+                    if t1 - t_prev >= slow_ns:
+                        ops.after_command(self, spec, argv, t1 - t_prev)
+                    t_prev = t1
                 if self.closing or reader.unauth or server.blocking_due:
                     # blocking.py: serve the keys this command made ready; a client that
                     # blocked runs the rest of its read once it is served
@@ -307,9 +326,12 @@ class Client(asyncio.Protocol, ClientState):
                     if not self.closing:
                         reader.unread(list(it))
                     break
-            if self.closing or not reader.more or self.bstate is not None:
+            if (self.closing or not reader.more or self.bstate is not None
+                    or self.held is not None):
                 break
         if stats.pending:
+            if ops.tracking:    # latency histograms, per read as commandstats (ops.py)
+                ops.track_read(stats.pending, _perf_ns() - t0)
             stats.flush(_perf_ns() - t0)
         self.executing = None
         if out:     # (after an output-limit abort the transport drops it)
@@ -374,6 +396,9 @@ class Client(asyncio.Protocol, ClientState):
         if (self.proto == 2 and spec.name not in _PUBSUB_ALLOWED
                 and (self.sub_channels or self.sub_patterns or self.sub_shard)):
             return self._reject("ERR " + errors.PUBSUB_CONTEXT % spec.name, spec)
+        ops = server.ops
+        if ops.pause_type is not None and ops.holds(self, spec):
+            return POSTPONED            # CLIENT PAUSE (ops.py): run when it ends
         if multi is not None and spec.name not in _MULTI_IMMEDIATE:
             multi.append((spec, argv))
             if spec.denyoom:
@@ -386,12 +411,19 @@ class Client(asyncio.Protocol, ClientState):
     def run(self, spec, argv: list) -> bytes:
         """Execute a checked command: handler, encoding, stats, WATCH and shadow hooks."""
         self.last_cmd = spec.name  # CLIENT LIST shows the running command, as Redis
+        ops = self.server.ops
+        if ops.monitors and "skip_monitor" in spec.flags:   # EVAL: shown before it runs
+            ops.feed_monitors(self, spec, argv)
+        t = _perf_ns()
         try:
             reply = spec.handler(self, argv)
         except Exception as e:
             if self.tracking is not None and spec.keyspace_read:   # Redis: even on errors
                 self.server.tracking.remember(self, spec, argv)
-            return self._failed(spec, e)
+            out = self._failed(spec, e)
+            self._ran(ops, spec, argv, _perf_ns() - t)
+            return out
+        self._ran(ops, spec, argv, _perf_ns() - t)
         self._count(spec)
         t = reply.__class__
         if t is bytes:
@@ -411,6 +443,13 @@ class Client(asyncio.Protocol, ClientState):
             self.server.tracking.remember(self, spec, argv)
         self.last_cmd = spec.name
         return out
+
+    def _ran(self, ops, spec, argv: list, ns: int) -> None:
+        """The slowlog, latency monitor and MONITOR hook of :meth:`run` (ops.py)."""
+        if ns >= ops.slow_ns:
+            ops.after_command(self, spec, argv, ns)
+        if ops.monitors and "skip_monitor" not in spec.flags:
+            ops.feed_monitors(self, spec, argv)
 
     def _failed(self, spec, e: Exception) -> bytes:
         """The reply and stats of a handler that raised (failed_calls, errorstats)."""
@@ -448,6 +487,64 @@ class Client(asyncio.Protocol, ClientState):
             self.server.stats.count_rejected(spec)
         return encode_error(text)
 
+    # ---- CLIENT PAUSE and CLIENT REPLY (ops.py, commands/operators.py) ----
+
+    def hold(self, commands: list) -> None:
+        """CLIENT PAUSE postponed ``commands[0]``: keep it and the rest of the read, and
+        read nothing more until :meth:`resume_held` (Redis blocks the client)."""
+        self.held = commands
+        self.server.ops.held.append(self)
+        if self.transport is not None:
+            self.transport.pause_reading()
+
+    def resume_held(self) -> None:
+        """The pause ended: run the postponed commands, send their replies, read again.
+        Complexity: the commands' own."""
+        held, self.held = self.held, None
+        if held is None or self.closing or self.transport is None:
+            return
+        out = []
+        self.executing = out
+        self.ks.now_ms = self.ks.clock.now_ms()
+        for i, argv in enumerate(held):
+            r = self.call(argv)
+            if r is POSTPONED:          # paused again by an earlier command of the batch
+                self.hold(held[i:])
+                break
+            if self.reply_gate is not None:
+                r = self.gate_reply(r)
+            out.append(r)
+            if self.closing:
+                break
+        self.executing = None
+        stats = self.server.stats
+        if stats.pending:
+            stats.flush(0)
+        if out:
+            data = b"".join(out)
+            stats.net_output_bytes += len(data)
+            self.transport.write(data)
+        if self.server.push_clients:
+            self.server.flush_pushes()
+        if self.closing:
+            self.transport.close()
+        elif self.held is None:
+            if not self.paused:
+                self.transport.resume_reading()
+            if self.reader.more:        # whole commands already read: run them now
+                self.data_received(b"")
+
+    def gate_reply(self, r: bytes) -> bytes:
+        """CLIENT REPLY OFF / SKIP: drop a command's reply (Redis resetClient's flags)."""
+        gate = self.reply_gate
+        if gate == "skip_next":         # CLIENT REPLY SKIP itself: the next one is skipped
+            self.reply_gate = "skip"
+            return b""
+        if gate == "skip":
+            self.reply_gate = None
+            self.update_slow_path()
+        return b""
+
     # ---- transactions ----
 
     def exec_multi(self) -> bytes:
@@ -463,6 +560,7 @@ class Client(asyncio.Protocol, ClientState):
             if outer is not None:   # frames pushed to itself go between the replies (Redis)
                 self.executing = parts
             self.deny_blocking = True   # BLPOP & co. answer at once (blocking.py)
+            self.in_exec = True         # MONITOR refuses to start inside EXEC (Redis)
             try:
                 for spec, argv in queued:
                     if not self.user.open:   # ACL rules may have changed since queued
@@ -475,6 +573,7 @@ class Client(asyncio.Protocol, ClientState):
             finally:
                 self.executing = outer
                 self.deny_blocking = False
+                self.in_exec = False
             return b"".join(parts)
         finally:
             self.multi_error = self.multi_denyoom = False
@@ -530,7 +629,9 @@ class Client(asyncio.Protocol, ClientState):
         cls = "pubsub" if subscribed else "normal"
         if cls != self.obuf_class:      # client-output-buffer-limit's class (limits.py)
             self.set_obuf_class(cls)
-        self.slow_path = subscribed or self.tracking is not None or not self.user.open
+        self.slow_path = (subscribed or self.tracking is not None
+                          or self.reply_gate is not None or self.server.ops.slow_all
+                          or not self.user.open)
 
     def leave_events(self) -> None:
         """RESET / disconnect: drop every subscription and the tracking state."""

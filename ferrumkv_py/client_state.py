@@ -49,6 +49,11 @@ class ClientState:
         self.slow_path = False       # subscribed or tracking: every command takes call()
         self.executing = None        # this read's reply list while its commands run
         self.pending = None          # frames pushed by other clients' commands, unsent
+        # ---- CLIENT PAUSE / REPLY / NO-EVICT (ops.py, commands/operators.py) ----
+        self.held = None             # commands postponed by CLIENT PAUSE, in order
+        self.reply_gate = None       # CLIENT REPLY: None (on), "off", "skip_next", "skip"
+        self.no_evict = False
+        self.in_exec = False
         # ---- blocking pops (blocking.py) ----
         self.bstate = None           # blocking.Waiter while blocked
         self.bheld = None            # commands of the read that blocked, run once served

@@ -116,6 +116,47 @@ def _check_bind(value: str) -> str:
     return " ".join(words)
 
 
+PERCENTILES_INVALID = "Invalid latency-tracking-info-percentiles parameters"
+PERCENTILES_RANGE = ("latency-tracking-info-percentiles parameters should sit between "
+                     "[0.0,100.0]")
+
+
+def _check_percentiles(value: str) -> str:
+    """Redis's setConfigLatencyTrackingInfoPercentilesOutputOption: ``""`` is no
+    percentile; else words split on single spaces (so ``" 1"`` has an empty word), each a
+    whole C ``strtold`` number (decimal, hex, inf; not nan, no spaces) between 0 and 100.
+    Stored as CONFIG GET prints them (``%g`` style: ``99.9``, ``50``, ``16`` for 0x10)."""
+    if value == "":
+        return ""
+    out = []
+    for w in value.split(" "):
+        p = _strtold(w)
+        if p is None:
+            raise ValueError(PERCENTILES_INVALID)
+        if not 0.0 <= p <= 100.0:
+            raise ValueError(PERCENTILES_RANGE)
+        out.append("%.15g" % p)
+    return " ".join(out)
+
+
+def _strtold(w: str) -> float | None:
+    """A whole word as Redis's string2ld reads it, or None (nan, junk, spaces)."""
+    if _FLOAT_RE.match(w):
+        return float(w)
+    if _HEX_FLOAT_RE.match(w):
+        sign = -1.0 if w[0] == "-" else 1.0
+        body = w.lstrip("+-")
+        if "p" not in body.lower():
+            body += "p0"
+        return sign * float.fromhex(body)
+    if _INF_RE.match(w):
+        return math.inf if w[0] != "-" else -math.inf
+    return None
+
+
+_HEX_FLOAT_RE = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
+                           r"(?:[pP][+-]?[0-9]+)?\Z")
+_INF_RE = re.compile(r"[+-]?(?:inf|infinity)\Z", re.IGNORECASE)
 S = ConfigSpec
 TABLE: tuple[ConfigSpec, ...] = (
     # ---- network and clients ----
@@ -217,6 +258,17 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("busy-reply-threshold", "int", 5000, True, 0, LLONG_MAX,
       doc="ms a script may run before other clients get -BUSY (alias lua-time-limit)"),
     S("lua-time-limit", "int", 5000, True, 0, LLONG_MAX, doc="alias of busy-reply-threshold"),
+    # ---- operators: SLOWLOG, latency monitor, latency histograms (ops.py) ----
+    S("slowlog-log-slower-than", "int", 10000, True, -1, LLONG_MAX,
+      doc="log commands that ran at least this many microseconds (-1 = off, 0 = all)"),
+    S("slowlog-max-len", "int", 128, True, 0, LLONG_MAX, doc="slowlog entries kept"),
+    S("latency-monitor-threshold", "int", 0, True, 0, LLONG_MAX,
+      doc="record latency events of at least this many milliseconds (0 = off)"),
+    S("latency-tracking", "bool", True, True,
+      doc="per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats)"),
+    S("latency-tracking-info-percentiles", "string", "50 99 99.9", True, multi=True,
+      check=_check_percentiles,
+      doc="percentiles INFO latencystats reports"),
 )
 del S
 

@@ -202,6 +202,8 @@ class Server:
         install_encodings(self)   # zset-max-listpack-* drive zset.py's thresholds
         from .acl import Acl
         self.acl = Acl(self.config)   # users (acl.py); requirepass is the default's password
+        from .ops import install as install_ops
+        install_ops(self)         # slowlog, latency monitor, MONITOR: server.ops
         self.config.on_change("requirepass", self._set_requirepass)
         self.config.on_change("maxmemory", self._set_maxmemory)
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
@@ -451,11 +453,17 @@ class Server:
         effort = self.config["active-expire-effort"]
         budget_us = (ACTIVE_EXPIRE_SLOW_TIME_PERC + 2 * (effort - 1)) * 1_000_000 \
             // self.config["hz"] // 100
-        if getattr(self, "active_expire_enabled", True):   # DEBUG SET-ACTIVE-EXPIRE 0
-            active_expire_cycle(ks, budget_us, effort)
+        self.ops.check_pause()
+        paused = self.ops.paused()     # CLIENT PAUSE: no active expiry or eviction (Redis)
+        t_ns = time.perf_counter_ns()
+        if not paused and getattr(self, "active_expire_enabled", True):   # DEBUG
+            active_expire_cycle(ks, budget_us, effort)                  # SET-ACTIVE-EXPIRE 0
+        self.ops.add_latency("expire-cycle", time.perf_counter_ns() - t_ns)
         ks.maintain(COMPACT_MOVES_PER_TICK)
-        if self.maxmemory and ks.used_memory > self.maxmemory:
+        if self.maxmemory and ks.used_memory > self.maxmemory and not paused:
+            t_ns = time.perf_counter_ns()
             self.evictor.make_room()
+            self.ops.add_latency("eviction-cycle", time.perf_counter_ns() - t_ns)
         timeout = self.config["timeout"]
         if timeout:
             # Redis clientsCronHandleTimeout: idle clients are closed, inside MULTI too;

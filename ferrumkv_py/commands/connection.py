@@ -51,6 +51,8 @@ def reset(c, argv):
     c.db = c.ks.dbs[0]
     c.proto = 2
     c.name = b""
+    c.server.ops.drop_monitor(c)     # RESET leaves MONITOR and CLIENT REPLY OFF (Redis)
+    c.reply_gate = None
     c.user = c.server.acl.default       # Redis clientSetDefaultAuth
     c.authenticated = not c.server.acl.auth_required()
     c.update_slow_path()
@@ -194,10 +196,14 @@ def client_line(c, now: float) -> str:
     if c.obuf_class == "pubsub" or tr is not None:   # Redis's order: P x t R B
         flags = (("P" if c.obuf_class == "pubsub" else "") + flags.replace("N", "")
                  + (tr.flag_chars() if tr is not None else "")) or "N"
-    if getattr(c, "bstate", None) is not None:    # blocked (blocking.py): after P and x
+    if c in c.server.ops.monitors:      # MONITOR (ops.py): Redis's 'O' comes first
+        flags = "O" + ("" if flags == "N" else flags)
+    if c.bstate is not None:            # blocked (blocking.py): after P and x
         flags = flags.replace("N", "")
         at = 1 if flags[:1] == "P" else 0
         flags = flags[:at] + "b" + flags[at:]
+    if c.no_evict:                      # CLIENT NO-EVICT (commands/operators.py)
+        flags = ("" if flags == "N" else flags) + "e"
     return ("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d "
             "ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 "
             "omem=0 tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s "
@@ -333,6 +339,11 @@ def client_help(c, argv):
         "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
         "         [OPTIN] [OPTOUT] [NOLOOP]", "    Control server assisted client side caching.",
         "TRACKINGINFO", "    Report tracking status for the current connection.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
+        "UNPAUSE", "    Stop the current client pause, resuming traffic.",
+        "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
+        "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
         "HELP", "    Print this help.")]
 
 

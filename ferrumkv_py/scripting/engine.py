@@ -215,13 +215,16 @@ class Engine:
             run.dirty = True
         fake = self.fake
         server = self.server
+        t_ns = time.perf_counter_ns()
         try:
             reply = spec.handler(fake, argv)
         except CommandError as e:
             stats = server.stats
             stats.count_call(spec, 0, failed=True)
             stats.count_error(e.code)
+            server.ops.script_call(fake, spec, argv, time.perf_counter_ns() - t_ns)
             raise CallError(e.text.encode("utf-8", "surrogateescape"))
+        server.ops.script_call(fake, spec, argv, time.perf_counter_ns() - t_ns)
         server.stats.pending.append(spec)
         shadow = server.shadow
         if shadow is not None and spec.first_key > 0:

@@ -265,6 +265,7 @@ def test_rewrite_round_trips_every_string_config(tmp_path):
               "aclfile": NASTY.replace("/", ""),
               "litehit-capacities": "1 22 333", "save": "",
               "notify-keyspace-events": "AKE",
+              "latency-tracking-info-percentiles": "50 99.9 10",
               "client-output-buffer-limit":
                   "normal 1048576 524288 10 slave 0 0 0 pubsub 33554432 8388608 60"}
     strings = {s.name for s in SPECS.values() if s.type == "string" and not s.compat}
