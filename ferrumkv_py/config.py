@@ -125,7 +125,8 @@ def _check_percentiles(value: str) -> str:
     """Redis's setConfigLatencyTrackingInfoPercentilesOutputOption: ``""`` is no
     percentile; else words split on single spaces (so ``" 1"`` has an empty word), each a
     whole C ``strtold`` number (decimal, hex, inf; not nan, no spaces) between 0 and 100.
-    Stored as CONFIG GET prints them (``%g`` style: ``99.9``, ``50``, ``16`` for 0x10)."""
+    Stored as CONFIG GET prints them: ``%f`` with the trailing zeros and point dropped
+    (``99.9``, ``50``, ``16`` for 0x10, ``0`` for 1e-300, ``12.345679``)."""
     if value == "":
         return ""
     out = []
@@ -135,7 +136,8 @@ def _check_percentiles(value: str) -> str:
             raise ValueError(PERCENTILES_INVALID)
         if not 0.0 <= p <= 100.0:
             raise ValueError(PERCENTILES_RANGE)
-        out.append("%.15g" % p)
+        text = "%f" % p
+        out.append(text.rstrip("0").rstrip(".") if "." in text else text)
     return " ".join(out)
 
 

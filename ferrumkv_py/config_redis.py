@@ -24,7 +24,6 @@ appear in ``CONFIG GET *``, as in Redis 7.0).
 
 from __future__ import annotations
 
-import math
 import re
 
 from .config import INT_MAX, LLONG_MAX, SPECS, ULLONG_MAX, ConfigSpec, parse_memory, register
@@ -35,7 +34,6 @@ SSIZE_MAX = LLONG_MAX
 OCTAL_MODE_MAX = 0o777             # unixsocketperm
 OOM_SCORE_LIMIT = 2000             # oom-score-adj-values elements are -2000..2000
 OOM_SCORE_VALUES = 3               # master, replica, background child
-PERCENTILE_MAX = 100.0
 REPL_BACKLOG_MIN_BYTES = 16 * 1024  # Redis raises a smaller repl-backlog-size to this
 HOSTNAME_MAX_LEN = 255             # cluster-announce-hostname
 
@@ -153,47 +151,6 @@ def _strtoll(w: str):
     if not _STRTOLL_RE.match(w):
         return None
     return max(min(int(w.strip()), LLONG_MAX), -LLONG_MAX - 1)
-
-
-_DEC_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
-_HEX_RE = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)"
-                     r"(?:[pP][+-]?[0-9]+)?\Z")
-_SPECIAL_RE = re.compile(r"[+-]?(?:inf|infinity)\Z", re.IGNORECASE)
-
-
-def _string2d(w: str):
-    """Redis string2d: strtod over the whole word, no surrounding blanks, not NaN."""
-    if not w or w[0].isspace() or w[-1].isspace():
-        return None
-    if _DEC_RE.match(w) or _SPECIAL_RE.match(w):
-        val = float(w)
-    elif _HEX_RE.match(w):
-        sign = -1.0 if w[0] == "-" else 1.0
-        val = sign * float.fromhex(w.lstrip("+-"))
-    else:
-        return None
-    return None if math.isnan(val) else val
-
-
-def _format_percentile(p: float) -> str:
-    """Redis: ``%f`` then trimDoubleString (trailing zeros and point dropped)."""
-    text = "%f" % p
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
-
-
-def _check_percentiles(val: str) -> str:
-    out = []
-    for w in _words(val):
-        p = _string2d(w)
-        if p is None:
-            raise ValueError("Invalid latency-tracking-info-percentiles parameters")
-        if not 0.0 <= p <= PERCENTILE_MAX:
-            raise ValueError("latency-tracking-info-percentiles parameters should sit "
-                             "between [0.0,100.0]")
-        out.append(_format_percentile(p))
-    return " ".join(out)
 
 
 SHUTDOWN_FLAGS = ("default", "save", "nosave", "now", "force")
@@ -347,12 +304,6 @@ def _rows() -> list[ConfigSpec]:
     m("active-defrag-ignore-bytes", 100 * 1024 * 1024, 1, LLONG_MAX,
       doc="defrag threshold (no defrag)")
     i("active-defrag-max-scan-fields", 1000, 1, LONG_MAX, doc="defrag batch (no defrag)")
-    b("latency-tracking", True, doc="per-command latency histograms")
-    s("latency-tracking-info-percentiles", "50 99 99.9", check=_check_percentiles, multi=True,
-      doc="percentiles INFO latencystats reports")
-    i("latency-monitor-threshold", 0, 0, LLONG_MAX, doc="LATENCY monitor threshold, ms")
-    i("slowlog-log-slower-than", 10000, -1, LLONG_MAX, doc="SLOWLOG threshold, microseconds")
-    i("slowlog-max-len", 128, 0, LONG_MAX, doc="SLOWLOG entries kept")
     s("aclfile", "", False, doc="ACL users file")
     i("acllog-max-len", 128, 0, LONG_MAX, doc="ACL LOG entries kept")
     e("acl-pubsub-default", "resetchannels", ("allchannels", "resetchannels"),
