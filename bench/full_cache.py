@@ -162,8 +162,10 @@ def grow(engine: str, args) -> dict:
         info = srv.info()
         keys = int(srv.cli("dbsize").strip() or 0)
         rss = int(info.get("used_memory_rss", 0))
+        gc = {k: float(info[k]) for k in ("gc_gen2_collections", "gc_gen2_max_ms",
+                                           "gc_gen1_max_ms") if k in info}
         return {"set_per_s": ops, "keys": keys, "rss_per_key": rss / max(keys, 1),
-                **w.summary()}
+                **w.summary(), **gc}
     finally:
         srv.stop()
 
@@ -226,8 +228,11 @@ def main(argv=None) -> int:
                                                         g["redis"]["p999_ms"]),
                   "| RSS bytes/key | %.0f | %.0f | %.2f |" % (
                       g["ferrumkv"]["rss_per_key"], g["redis"]["rss_per_key"],
-                      g["ferrumkv"]["rss_per_key"] / g["redis"]["rss_per_key"]), ""]
-        print("\n".join(lines[-9:]), flush=True)
+                      g["ferrumkv"]["rss_per_key"] / g["redis"]["rss_per_key"]),
+                  "| our full GC collections / longest (ms) | %d / %.1f | | |" % (
+                      g["ferrumkv"].get("gc_gen2_collections", -1),
+                      g["ferrumkv"].get("gc_gen2_max_ms", -1)), ""]
+        print("\n".join(lines[-10:]), flush=True)
     if "full" in only:
         rows = []
         for ours, theirs in POLICIES:

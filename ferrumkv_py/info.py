@@ -154,6 +154,7 @@ def _memory(server) -> list:
         ("lazyfreed_objects", ks.lazyfree.freed_objects),
     ]
     fields += server.evictor.info_fields()
+    fields += server.gc_stats.info_fields()
     return fields
 
 

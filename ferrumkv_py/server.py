@@ -190,6 +190,8 @@ class Server:
         self.notifier = Notifier(self)
         from .eviction import Evictor
         self.evictor = Evictor(self)
+        from .gcstats import shared as gc_stats
+        self.gc_stats = gc_stats()    # collector pauses, INFO memory (gcstats.py)
         from .shadow import install as install_shadow
         install_shadow(self)
         from .console import install as install_console

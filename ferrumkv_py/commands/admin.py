@@ -190,6 +190,7 @@ def config_resetstat(c, argv):
     Resets the statistics INFO reports."""
     server = c.server
     server.stats.reset()
+    server.gc_stats.reset()
     server.ops.hists.clear()     # latency histograms too, as Redis (ops.py)
     ks = server.ks
     ks.hits = ks.misses = ks.expired_keys = ks.evicted_keys = 0
