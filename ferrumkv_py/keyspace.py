@@ -60,7 +60,7 @@ _STRING_ENTRY_COST = memory.KEY_OVERHEAD + memory.STRING_OVERHEAD  # + len(key) 
 class Database(SlotTable):
     """One logical database (SELECT n)."""
 
-    __slots__ = ("id", "ks", "shards", "nkeys", "keys", "vals", "lru", "lfu", "exp", "vpos",
+    __slots__ = ("id", "ks", "shards", "keys", "vals", "lru", "lfu", "exp", "vpos",
                  "vslots", "free", "holes", "expires_cursor")
 
     def __init__(self, db_id: int, ks: "Keyspace"):
@@ -70,7 +70,6 @@ class Database(SlotTable):
 
     def _new_tables(self) -> None:
         self.shards: list = [{} for _ in range(SHARDS)]   # key -> slot, by hash
-        self.nkeys = 0
         self.keys: list = []
         self.vals: list = []
         self.lru = array("q")
@@ -83,7 +82,12 @@ class Database(SlotTable):
         self.expires_cursor = 0
 
     def __len__(self) -> int:
-        return self.nkeys
+        return len(self.keys) - self.holes
+
+    @property
+    def nkeys(self) -> int:
+        """Live keys: the table's slots less its holes (no counter to keep)."""
+        return len(self.keys) - self.holes
 
     def find(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
         """The slot of ``key`` or None, with no side effects (no expiry, touch or stats):
@@ -180,29 +184,15 @@ class Database(SlotTable):
         """Insert a key known to be absent; returns its slot.  O(1)."""
         ks = self.ks
         keys = self.keys
-        free = self.free
-        s = -1
-        while free:                         # stale free slots are skipped (slots.py)
-            s = free.pop()
-            if s < len(keys) and keys[s] is None:
-                break
-            s = -1
-        if s >= 0:
-            self.holes -= 1
-            keys[s] = key
-            self.vals[s] = value
-            self.lru[s] = ks.now_ms
-            self.lfu[s] = LFU_INIT_VAL
-        else:
-            s = len(keys)
-            keys.append(key)
-            self.vals.append(value)
-            self.lru.append(ks.now_ms)
-            self.lfu.append(LFU_INIT_VAL)
-            self.exp.append(0)
-            self.vpos.append(-1)
+        s = self.free.pop() if self.free else self.grow_table()
+        if s >= len(keys) or keys[s] is not None:
+            s = self.fresh_slot()           # a stale entry of the free stack (slots.py)
+        self.holes -= 1
+        keys[s] = key
+        self.vals[s] = value
+        self.lru[s] = ks.now_ms
+        self.lfu[s] = LFU_INIT_VAL
         self.shards[_hash(key) & _mask][key] = s
-        self.nkeys += 1
         # memory.entry_cost() inline for strings (SET -P 16 -4% CPU per command,
         # bench/server_bench.py --parts dispatch); Keyspace._check() holds the two equal
         ks.used_memory += (_STRING_ENTRY_COST + len(key) + len(value)
@@ -283,7 +273,6 @@ class Database(SlotTable):
         keys = self.keys
         key = keys[s]
         del self.shards[hash(key) & SHARD_MASK][key]
-        self.nkeys -= 1
         vals = self.vals
         value = vals[s]
         if value.__class__ is bytes:
@@ -337,7 +326,6 @@ class Database(SlotTable):
             if watched:
                 ks.signal(self, key)
         self.holes += n
-        self.nkeys -= n
         ks.used_memory -= freed
 
     def rename(self, s: int, newkey: bytes) -> None:
@@ -455,8 +443,8 @@ class Database(SlotTable):
 
     def swap_contents(self, other: "Database") -> None:
         """SWAPDB: exchange every key and table with another database.  O(1)."""
-        for name in ("shards", "nkeys", "keys", "vals", "lru", "lfu", "exp", "vpos", "vslots", "free",
-                     "holes", "expires_cursor"):
+        for name in ("shards", "keys", "vals", "lru", "lfu", "exp", "vpos", "vslots",
+                     "free", "holes", "expires_cursor"):
             a, b = getattr(self, name), getattr(other, name)
             setattr(self, name, b)
             setattr(other, name, a)

@@ -242,22 +242,32 @@ class AdaptiveController:
 
     def on_evict(self, db, e: int, now_ms: int) -> None:
         """The Evictor is about to unlink slot ``e`` of ``db``: measure, settle, maybe start
-        a duel.
+        a duel, with the picks :meth:`scores` found (``(db, slot)`` pairs).
 
         Complexity: O(1) (the picks were found while scoring; index probes are O(1) on
         average at load <= 1/2).
         """
+        rk, fk = self._rk, self._fk
+        self._rk = self._fk = None
+        ri, rc, fi, fc = self._ridle, self._rcnt, self._fidle, self._fcnt
+        self._ridle, self._rcnt, self._fidle, self._fcnt = _NO_PICK
+        if rk is None:
+            self.evicted(db, e, now_ms, None, -1, ri, rc, None, -1, fi, fc)
+        else:
+            self.evicted(db, e, now_ms, rk[0], rk[1], ri, rc, fk[0], fk[1], fi, fc)
+
+    def evicted(self, db, e: int, now_ms: int, rdb, rs: int, ri: int, rc: int, fdb, fs: int,
+                fi: int, fc: int) -> None:
+        """:meth:`on_evict` with the picks as arguments: recency's pick ``rs`` of ``rdb``
+        (idle ``ri``, counter ``rc``) and frequency's ``fs`` of ``fdb``; ``rdb`` None = no
+        picks.  The compiled path calls this directly (no pair per pick).  O(1)."""
         self._blk_n += 1
         if self._blk_n >= EVICTIONS_PER_BLOCK or self._blk_start_ms is None:
             self._block(now_ms)
-        rk, ri, rc = self._rk, self._ridle, self._rcnt
-        fk, fi, fc = self._fk, self._fidle, self._fcnt
-        self._rk = self._fk = None
-        self._ridle, self._rcnt, self._fidle, self._fcnt = _NO_PICK
         key = db.keys[e]
         last = db.lru[e]
         h = hash(key) & HASH_MASK
-        w = self._find(h)
+        w = self._find(h) if self._tab[h & self._mask] else -1
         if w >= 0:
             slot = w >> 1
             if not (w & 1 and self._adb[slot] == db.id and self._alt[slot] == key):
@@ -266,21 +276,20 @@ class AdaptiveController:
                 self._alt[slot] = None                 # the kept pick becomes a ghost too
                 return
             self._decide(slot, right=True)             # the kept pick was read before
-        if rk is None:
+        if rdb is None:
             return
         idle = now_ms - last
         c = db.lfu[e]
-        me = (db, e)
-        is_r = rk == me or idle > ri or (idle == ri and c < rc)
-        is_f = fk == me or c < fc or (c == fc and idle > fi)
+        is_r = (rs == e and rdb is db) or idle > ri or (idle == ri and c < rc)
+        is_f = (fs == e and fdb is db) or c < fc or (c == fc and idle > fi)
         if is_r == is_f:
             return                                     # the picks agree, or neither
-        odb, os_ = fk if is_r else rk
+        odb, os_ = (fdb, fs) if is_r else (rdb, rs)
         okey = odb.keys[os_]
         if okey is None:
             return
         oh = hash(okey) & HASH_MASK
-        if oh == h or self._find(oh) >= 0:
+        if oh == h or (self._tab[oh & self._mask] and self._find(oh) >= 0):
             return
         # start the duel in the ring slot at the cursor (settling the duel it held)
         slot = self._cursor

@@ -162,17 +162,17 @@ class CompiledSampler:
             if ctl is None and not notify:
                 db.unlink_many(victims, nv, lazy)     # the common case: one loop
             else:
+                evicted = adapt.evicted if adapt is not None else None
                 for i in range(nv):
                     s = victims[i]
                     lru[s] = stamps[i]
-                    if adapt is not None:
+                    if evicted is not None:     # the adaptive controller, picks as arguments
                         row = i * N_PICK_COLS
-                        rs, fs = picks[row], picks[row + 3]
-                        adapt._rk = (db, rs) if rs >= 0 else None
-                        adapt._fk = (db, fs) if fs >= 0 else None
-                        adapt._ridle, adapt._rcnt, adapt._fidle, adapt._fcnt = \
-                            picks[row + 1], picks[row + 2], picks[row + 4], picks[row + 5]
-                    if ctl is not None:
+                        rs = picks[row]
+                        evicted(db, s, now, db if rs >= 0 else None, rs, picks[row + 1],
+                                picks[row + 2], db, picks[row + 3], picks[row + 4],
+                                picks[row + 5])
+                    elif ctl is not None:
                         ctl.on_evict(db, s, now)
                     key = keys[s]
                     unlink(s, lazy)

@@ -12,7 +12,7 @@ import pytest
 from ferrumkv_py import memory
 from ferrumkv_py.clock import ManualClock
 from ferrumkv_py.keyspace import Keyspace
-from ferrumkv_py.slots import COMPACT_MIN_HOLES, FREE_SLOT
+from ferrumkv_py.slots import COMPACT_MIN_HOLES, FREE_SLOT, GROW_FRACTION, GROW_MIN_SLOTS
 from ferrumkv_py.values import RList, index_span
 
 
@@ -37,7 +37,8 @@ def test_add_set_delete_memory_and_check(ks):
     ks._check()
     assert db.delete(b"a") and not db.delete(b"a")
     ks._check()
-    assert db.keys[e] is None and db.lru[e] == FREE_SLOT and db.holes == 1
+    assert db.keys[e] is None and db.lru[e] == FREE_SLOT
+    assert db.holes == len(db.keys) - len(db) == GROW_MIN_SLOTS - 1
     assert ks.used_memory == memory.entry_cost(b"b", b"x")
     assert db.add(b"c", b"z") == e            # the free slot is taken first
     ks._check()
@@ -335,12 +336,14 @@ def test_free_slots_keep_the_table_size_under_churn(ks):
     n = 2000
     for i in range(n):
         db.add(k(i), b"v")
+    size = len(db.keys)
+    assert n < size <= n + n // GROW_FRACTION + GROW_MIN_SLOTS   # grown by chunks
     for i in range(n, n + 10 * n):
         db.add(k(i), b"v")
         db.unlink(db.sample(5)[0])
-        assert len(db.keys) <= n + 1
+        assert len(db.keys) == size
     ks._check()
-    assert db.holes == 1 and len(db) == n         # the last delete's slot
+    assert db.holes == size - n and len(db) == n
 
 
 def test_compaction_moves_keys_down_and_truncates(ks):
@@ -361,7 +364,7 @@ def test_compaction_moves_keys_down_and_truncates(ks):
         assert 0 < m <= 37
         moved += m
         ks._check()
-    assert db.holes * 2 <= len(db.keys) and not db.needs_compaction()
+    assert db.holes * 2 <= len(db.keys) + GROW_MIN_SLOTS and not db.needs_compaction()
     assert {key: (db.vals[s], db.exp[s], db.lru[s]) for key, s in db.items()} == kept
     assert ks.maintain(10) == 0            # nothing left to do
     for i in range(0, n, 5):
