@@ -68,10 +68,11 @@ class Database(SlotTable):
         self.ks = ks
         self._new_tables()
 
-    def _new_tables(self) -> None:
-        self.shards: list = [{} for _ in range(SHARDS)]   # key -> slot, by hash
-        self.keys: list = []
-        self.vals: list = []
+    def _new_tables(self, keep_lists: bool = False) -> None:
+        if not keep_lists:
+            self.shards: list = [{} for _ in range(SHARDS)]   # key -> slot, by hash
+            self.keys: list = []
+            self.vals: list = []
         self.lru = array("q")
         self.lfu = array("B")
         self.exp = array("q")
@@ -424,7 +425,12 @@ class Database(SlotTable):
                 ks.used_memory -= memory.entry_cost(self.keys[s], v)
                 if exp[s]:
                     ks.used_memory -= memory.EXPIRE_COST
-        self._new_tables()
+        # the same list objects, emptied: frozen ones (gcstats.py) stay frozen
+        del self.keys[:]
+        del self.vals[:]
+        for shard in self.shards:
+            shard.clear()
+        self._new_tables(keep_lists=True)
         return n
 
     def _detach(self, n: int) -> int:

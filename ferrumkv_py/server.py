@@ -9,10 +9,12 @@ touches key data directly: that is ``client.py`` and ``keyspace.py``.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import signal
 import socket
+import sys
 import time
 
 from . import commands  # noqa: F401  (registers every command)
@@ -192,6 +194,8 @@ class Server:
         self.evictor = Evictor(self)
         from .gcstats import shared as gc_stats
         self.gc_stats = gc_stats()    # collector pauses, INFO memory (gcstats.py)
+        self.gc_freeze = False        # run() turns it on: the process is the server's
+        self._modules_frozen = 0      # len(sys.modules) at the last freeze
         from .shadow import install as install_shadow
         install_shadow(self)
         from .console import install as install_console
@@ -414,6 +418,12 @@ class Server:
                 " ".join(h for h, _ in hosts), port)
         await self.start_console()
 
+    def freeze_gc(self) -> None:
+        """Collect and freeze what the process holds now (gcstats.py "Freezing")."""
+        took = self.gc_stats.freeze()
+        self._modules_frozen = len(sys.modules)
+        log.log(logging.INFO, "gc: froze %d objects in %.1f ms", gc.get_freeze_count(), took)
+
     async def serve_forever(self) -> None:
         await self._stopped
         await self.stop_console()
@@ -478,6 +488,8 @@ class Server:
                     c.kill()
         for c in list(self.obuf_soft_clients):   # over a soft output limit: time it
             c.check_output_limits()
+        if self.gc_freeze and len(sys.modules) != self._modules_frozen:
+            self.freeze_gc()          # modules were loaded (a kernel): freeze them too
         if self.ks.lazyfree.busy() and not self._lazyfree_scheduled:
             self._lazyfree_step()
         if self.shadow is not None:
@@ -514,6 +526,8 @@ def run(config: Config) -> int:
             loop.add_signal_handler(sig, server.request_shutdown,
                                     "Received %s scheduling shutdown..." % sig.name)
         await server.start()
+        server.gc_freeze = True
+        server.freeze_gc()            # modules, the keyspace's lists: never walked again
         await server.serve_forever()
         await asyncio.sleep(0)  # let transports flush and close
 

@@ -33,3 +33,49 @@ def test_info_memory_and_resetstat(server):
     assert info["gc_gen2_collections"] <= 1        # (one may run in between)
     assert {"gc_gen0_collections", "gc_gen1_total_ms", "gc_gen2_total_ms"} <= set(info)
     r.close()
+
+
+FREEZE_PROBE = r"""
+import gc, json, sys
+sys.path.insert(0, sys.argv[1])
+from ferrumkv_py.config import Config
+from ferrumkv_py.server import Server
+srv = Server(Config())
+db = srv.ks.dbs[0]
+for i in range(1000):
+    db.set(b"k%d" % i, b"v")
+keys_list = db.keys
+def walked(obj):
+    return any(o is obj for o in gc.get_objects())
+out = {"before": walked(keys_list)}
+srv.gc_freeze = True
+srv.freeze_gc()
+out["after"] = walked(keys_list)
+out["freezes"] = srv.gc_stats.freezes
+db.clear()
+out["same_list_after_flush"] = db.keys is keys_list and not walked(db.keys)
+srv.cron()                                  # no module loaded since: no freeze
+out["no_new_freeze"] = srv.gc_stats.freezes == 1
+import colorsys                             # a module loaded (as a lazy kernel would be)
+srv.cron()
+out["freeze_after_import"] = srv.gc_stats.freezes == 2
+print(json.dumps(out))
+"""
+
+
+def test_freeze_keeps_the_keyspace_lists_out_of_every_collection():
+    """In a child process (freezing is process-wide): the keyspace's lists are walked by
+    collections before freeze_gc and not after; FLUSHDB keeps the frozen list; the cron
+    freezes again only after modules were loaded."""
+    import json
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", FREEZE_PROBE, root], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"before": True, "after": False, "freezes": 1,
+                   "same_list_after_flush": True, "no_new_freeze": True,
+                   "freeze_after_import": True}
