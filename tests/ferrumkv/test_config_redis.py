@@ -9,7 +9,7 @@ import redis
 
 from ferrumkv_py import cli, zset
 from ferrumkv_py.config import SPECS, Config, ConfigError
-from ferrumkv_py.config_redis import _check_percentiles, _check_proc_title, _string2d
+from ferrumkv_py.config_checks import check_percentiles, check_proc_title, string2d
 
 from .conftest import err
 
@@ -97,17 +97,17 @@ def test_switches_refused_at_startup_and_type_errors_come_first():
 
 
 def test_value_parsers_follow_redis():
-    assert _check_percentiles("50 99 99.9") == "50 99 99.9"
-    assert _check_percentiles("0x10 1e-300 100") == "16 0 100"
-    assert _check_percentiles("") == ""
+    assert check_percentiles("50 99 99.9") == "50 99 99.9"
+    assert check_percentiles("0x10 1e-300 100") == "16 0 100"
+    assert check_percentiles("") == ""
     for bad in ("nan", " 1", "1_0", "abc", "1 "):
         with pytest.raises(ValueError, match="Invalid latency"):
-            _check_percentiles(bad)
-    assert _string2d("inf") == float("inf") and _string2d("-0x1p3") == -8.0
-    assert _check_proc_title("{{title}}") and _check_proc_title("a}b")
+            check_percentiles(bad)
+    assert string2d("inf") == float("inf") and string2d("-0x1p3") == -8.0
+    assert check_proc_title("{{title}}") and check_proc_title("a}b")
     for bad in ("{title}", "{server-mode}{title}", "{nope}", "{title", "", "{}"):
         with pytest.raises(ValueError):
-            _check_proc_title(bad)
+            check_proc_title(bad)
 
 
 def test_every_row_has_redis_shape():
