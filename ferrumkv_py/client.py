@@ -360,6 +360,11 @@ class Client(asyncio.Protocol):
         multi = self.multi
         if multi is not None and "no_multi" in spec.flags:
             return self._reject("ERR " + errors.NOT_IN_MULTI, spec)
+        if multi is not None:   # refused before queueing, as Redis (DEBUG's gate: debug.py)
+            check = getattr(spec.handler, "queue_check", None)
+            refused = check(self) if check is not None else None
+            if refused is not None:
+                return self._reject(refused, spec)
         server = self.server
         busy = server.busy_script   # a script past busy-reply-threshold (scripting.py)
         if busy is not None and "allow_busy" not in spec.flags:
