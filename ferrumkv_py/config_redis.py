@@ -47,11 +47,16 @@ NO_FILES = "ferrumkv keeps data in memory only"
 
 # ---- the rows ----
 
+ALIAS_NAMES: set[str] = set()     # the second names (slave-read-only ...): not rewritten
+
+
 def _rows() -> list[ConfigSpec]:
     rows: list[ConfigSpec] = []
 
     def add(name, type_, default, mutable=True, lo=None, hi=None, choices=(), alias="",
             compat=TUNING, doc="", **kw):
+        if alias:
+            ALIAS_NAMES.add(alias)
         for n in (name, alias) if alias else (name,):
             rows.append(ConfigSpec(n, type_, default, mutable, lo, hi, choices, doc=doc,
                                    alias_of=(alias if n == name else name) if alias else "",

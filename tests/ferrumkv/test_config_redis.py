@@ -49,6 +49,32 @@ def test_every_redis_config_is_known_with_its_alias(r2):
     assert r2.config_get("replica-read-only") == {"replica-read-only": "yes"}
 
 
+def test_rewrite_writes_an_alias_once(server, r2, tmp_path):
+    conf = tmp_path / "a.conf"
+    conf.write_text("port 0\n")
+    server.call(lambda: setattr(server.server.config, "file", str(conf)))
+    r2.config_set("slave-read-only", "no")
+    r2.config_set("zset-max-ziplist-entries", "7")
+    assert r2.execute_command("CONFIG", "REWRITE") == b"OK"
+    lines = conf.read_text().splitlines()
+    assert "replica-read-only no" in lines and "zset-max-listpack-entries 7" in lines
+    assert not any(line.startswith(("slave-read-only", "zset-max-ziplist")) for line in lines)
+    loaded = cli.build_config([str(conf)])
+    assert loaded["slave-read-only"] is False and loaded["zset-max-ziplist-entries"] == 7
+
+
+@pytest.mark.needs_redis
+def test_names_redis_7_0_does_not_have(r2, redis_server):
+    theirs = redis.Redis(port=redis_server, protocol=2)
+    try:
+        for name in ("set-max-listpack-entries", "set-max-listpack-value",
+                     "list-max-ziplist-entries", "lua-replicate-commands"):
+            assert r2.config_get(name) == theirs.config_get(name) == {}
+            assert err(r2, "CONFIG", "SET", name, "1") == err(theirs, "CONFIG", "SET", name, "1")
+    finally:
+        theirs.close()
+
+
 def test_alias_rollback_keeps_both_names_equal():
     c = Config()
     with pytest.raises(ConfigError):
