@@ -376,10 +376,11 @@ class Client(asyncio.Protocol, ClientState):
         multi = self.multi
         if multi is not None and "no_multi" in spec.flags:
             return self._reject("ERR " + errors.NOT_IN_MULTI, spec)
-        if not self.user.open:      # ACL: a user that may not run everything (acl.py)
-            res = acl.deny(self, spec, argv)
-            if res:
-                return self._reject(acl.noperm_text(res, spec), spec)
+        if multi is not None:   # refused before queueing, as Redis (DEBUG's gate: debug.py)
+            check = getattr(spec.handler, "queue_check", None)
+            refused = check(self) if check is not None else None
+            if refused is not None:
+                return self._reject(refused, spec)
         server = self.server
         busy = server.busy_script   # a script past busy-reply-threshold (scripting.py)
         if busy is not None and "allow_busy" not in spec.flags:

@@ -234,7 +234,7 @@ PROC_ONLY_FLAGS = {b"incomplete", b"variable_flags"}
 def keys_with_flags(spec, argv: list) -> list:
     """(position, flags) of every key of one call (``argv[0]`` is the command name), as
     Redis's getKeysFromCommandWithSpecs: the key specs where they are complete, else the
-    command's own key finder.  Raises InvalidKeys."""
+    command's own key finder.  Raises InvalidKeys.  Complexity: O(len(argv) * specs)."""
     if spec.name in VARIABLE_FLAG_KEYS:
         return [(1, VARIABLE_FLAG_KEYS[spec.name](argv))] if len(argv) > 1 else []
     all_specs = key_specs(spec)

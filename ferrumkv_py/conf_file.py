@@ -148,8 +148,10 @@ def rewrite(config: Config) -> None:
                 out.append(conf_line(SPECS[name], config.values[name]))
         else:
             out.append(raw)
+    from .config_redis import ALIAS_NAMES      # an alias holds its name's value: write one
     changed = [s for s in SPECS.values()
-               if s.name not in seen and config.values[s.name] != s.default]
+               if s.name not in seen and config.values[s.name] != s.default
+               and s.name not in ALIAS_NAMES]
     if changed:
         if REWRITE_SIGNATURE not in out:
             out.append(REWRITE_SIGNATURE)

@@ -24,18 +24,16 @@ appear in ``CONFIG GET *``, as in Redis 7.0).
 
 from __future__ import annotations
 
-import re
-
-from .config import INT_MAX, LLONG_MAX, SPECS, ULLONG_MAX, ConfigSpec, parse_memory, register
+from .config import INT_MAX, LLONG_MAX, SPECS, ULLONG_MAX, ConfigSpec, register
+from .config_checks import (DEFRAG_REFUSED, SHUTDOWN_FLAGS, check_filename, check_hostname,
+                            check_maxmemory_clients, check_oom_values,
+                            check_proc_title, check_shutdown_flags, norm_oom_adj, only,
+                            refuse)
 
 INT_MIN = -INT_MAX - 1
 LONG_MAX = LLONG_MAX               # LP64: long is 64 bits
-SSIZE_MAX = LLONG_MAX
 OCTAL_MODE_MAX = 0o777             # unixsocketperm
-OOM_SCORE_LIMIT = 2000             # oom-score-adj-values elements are -2000..2000
-OOM_SCORE_VALUES = 3               # master, replica, background child
 REPL_BACKLOG_MIN_BYTES = 16 * 1024  # Redis raises a smaller repl-backlog-size to this
-HOSTNAME_MAX_LEN = 255             # cluster-announce-hostname
 
 ENCODING = "encoding"              # compat kinds (rendered into conf and docs)
 TUNING = "tuning"
@@ -47,162 +45,18 @@ NO_TLS = "ferrumkv has no TLS listener"
 NO_FILES = "ferrumkv keeps data in memory only"
 
 
-# ---- value checks (ValueError = Redis-style reason) ----
-
-def _only(keep, reason: str):
-    """A switch: only ``keep`` (the value that leaves the machinery off) is accepted."""
-    def check(val):
-        if val != keep:
-            raise ValueError("%s (only %s is accepted)" % (reason, _shown(keep)))
-        return val
-    return check
-
-
-def _refuse(keep, text: str):
-    """A switch refused with Redis's own words (where Redis refuses it too)."""
-    def check(val):
-        if val != keep:
-            raise ValueError(text)
-        return val
-    return check
-
-
-DEFRAG_REFUSED = ("Active defragmentation cannot be enabled: it requires a Redis server "
-                  "compiled with a modified Jemalloc like the one shipped by default with "
-                  "the Redis source distribution")
-
-
-def _shown(val) -> str:
-    if val is True or val is False:
-        return "yes" if val else "no"
-    return '""' if val == "" else str(val)
-
-
-def _check_filename(name: str):
-    def check(val: str) -> str:
-        if "/" in val or "\\" in val:
-            raise ValueError("%s can't be a path, just a filename" % name)
-        return val
-    return check
-
-
-def _check_hostname(val: str) -> str:
-    """Redis isValidAnnouncedHostname."""
-    if len(val) > HOSTNAME_MAX_LEN:
-        raise ValueError("Hostnames must be less than 256 characters")
-    if not all(ch.isascii() and (ch.isalnum() or ch in "-.") for ch in val):
-        raise ValueError("Hostnames may only contain alphanumeric characters, hyphens or dots")
-    return val
-
-
-# Variables of proc-title-template, and whether each expands to something when Redis
-# validates a template (with an empty title, standalone, no unix socket or config file).
-PROC_TITLE_VARS = {"title": False, "listen-addr": True, "server-mode": False, "port": True,
-                   "tls-port": True, "unixsocket": False, "config-file": False}
-
-
-def _check_proc_title(val: str) -> str:
-    """Redis validateProcTitleTemplate over sdstemplate: ``{name}`` must be a known variable,
-    ``{{`` is a literal brace (a lone ``}`` is literal too), and the template expanded with an
-    empty title must not be empty."""
-    bad = ValueError("template format is invalid or contains unknown variables")
-    nonempty, i = False, 0
-    while i < len(val):
-        if val[i] != "{":
-            nonempty, i = True, i + 1
-        elif val[i + 1:i + 2] == "{":
-            nonempty, i = True, i + 2
-        else:
-            end = val.find("}", i + 1)
-            if end < 0 or val[i + 1:end] not in PROC_TITLE_VARS:
-                raise bad
-            nonempty = nonempty or PROC_TITLE_VARS[val[i + 1:end]]
-            i = end + 1
-    if not nonempty:
-        raise bad
-    return val
-
-
-def _words(val: str) -> list[str]:
-    """A multi-argument CONFIG SET value as Redis splits it: on every single space."""
-    return val.split(" ") if val else []
-
-
-def _check_oom_values(val: str) -> str:
-    words = _words(val)
-    if len(words) != OOM_SCORE_VALUES:
-        raise ValueError("wrong number of arguments")
-    for w in words:
-        n = _strtoll(w)
-        if n is None or not -OOM_SCORE_LIMIT <= n <= OOM_SCORE_LIMIT:
-            raise ValueError("Invalid oom-score-adj-values, elements must be between "
-                             "-2000 and 2000.")
-    return " ".join(str(_strtoll(w)) for w in words)
-
-
-_STRTOLL_RE = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+\Z")
-
-
-def _strtoll(w: str):
-    """C strtoll with the whole word consumed (leading blanks allowed; an empty word is 0,
-    as strtoll reads nothing and stops at the end); None otherwise."""
-    if w == "":
-        return 0
-    if not _STRTOLL_RE.match(w):
-        return None
-    return max(min(int(w.strip()), LLONG_MAX), -LLONG_MAX - 1)
-
-
-SHUTDOWN_FLAGS = ("default", "save", "nosave", "now", "force")
-
-
-def _check_shutdown_flags(val: str) -> str:
-    """shutdown-on-sigint / -sigterm: a set of flags, shown in table order ("default" = none)."""
-    words = [w.lower() for w in _words(val)]
-    if not words or any(w not in SHUTDOWN_FLAGS for w in words):
-        raise ValueError("argument(s) must be one of the following: " + ", ".join(SHUTDOWN_FLAGS))
-    if "save" in words and "nosave" in words:
-        raise ValueError("shutdown options SAVE and NOSAVE can't be used simultaneously")
-    shown = [f for f in SHUTDOWN_FLAGS[1:] if f in words]
-    return " ".join(shown) or "default"
-
-
-def _check_memory_or_percent(val: str) -> str:
-    """maxmemory-clients: bytes (memory units) or ``N%`` of maxmemory, N at most 100."""
-    if val.endswith("%"):
-        digits = val[:-1]
-        if not digits.isascii() or not digits.isdigit() or (digits[0] == "0" and len(digits) > 1):
-            raise ValueError("argument must be a memory or percent value")
-        if int(digits) > 100:
-            raise ValueError("percentage argument must be less or equal to 100")
-        n = int(digits)
-        return "%d%%" % n if n else "0"
-    n = parse_memory(val)
-    if n is None:
-        raise ValueError("argument must be a memory or percent value")
-    if n > SSIZE_MAX:
-        raise ValueError("argument must be between -100 and %d inclusive" % SSIZE_MAX)
-    return str(n)
-
-
-def _check_maxmemory_clients(val: str) -> str:
-    val = _check_memory_or_percent(val)
-    if val != "0":
-        raise ValueError("client eviction is not supported (only 0 is accepted)")
-    return val
-
-
-def _norm_oom_adj(val, old):
-    return "yes" if val == "relative" else val
-
-
 # ---- the rows ----
+
+ALIAS_NAMES: set[str] = set()     # the second names (slave-read-only ...): not rewritten
+
 
 def _rows() -> list[ConfigSpec]:
     rows: list[ConfigSpec] = []
 
     def add(name, type_, default, mutable=True, lo=None, hi=None, choices=(), alias="",
             compat=TUNING, doc="", **kw):
+        if alias:
+            ALIAS_NAMES.add(alias)
         for n in (name, alias) if alias else (name,):
             rows.append(ConfigSpec(n, type_, default, mutable, lo, hi, choices, doc=doc,
                                    alias_of=(alias if n == name else name) if alias else "",
@@ -247,23 +101,23 @@ def _rows() -> list[ConfigSpec]:
       doc="may clients run DEBUG (local: loopback clients only)", compat="")
     e("enable-module-command", "no", ("no", "yes", "local"), False,
       doc="ferrumkv has no modules and no MODULE command")
-    b("daemonize", False, False, check=_only(False, "ferrumkv does not fork into the "
+    b("daemonize", False, False, check=only(False, "ferrumkv does not fork into the "
                                              "background: run it under a supervisor"),
       compat=SWITCH, doc="refused: ferrumkv does not daemonize")
     e("supervised", "no", ("upstart", "systemd", "auto", "no"), False,
       doc="accepted; no supervisor notifications are sent")
-    s("pidfile", "", False, check=_only("", "ferrumkv writes no pid file"), compat=SWITCH,
+    s("pidfile", "", False, check=only("", "ferrumkv writes no pid file"), compat=SWITCH,
       doc="refused: no pid file is written")
-    s("unixsocket", "", False, check=_only("", "ferrumkv listens on TCP only"),
+    s("unixsocket", "", False, check=only("", "ferrumkv listens on TCP only"),
       compat=SWITCH, doc="refused: TCP only")
     i("unixsocketperm", 0, 0, OCTAL_MODE_MAX, False, doc="unix socket mode (no unix socket)")
     i("tcp-backlog", 511, 0, INT_MAX, False, doc="listen backlog (asyncio's default is used)")
     i("socket-mark-id", 0, 0, 4294967295, False, doc="SO_MARK of sockets (not set)")
     b("always-show-logo", False, False, doc="no logo is shown")
     b("set-proc-title", True, False, doc="the process title is not changed")
-    s("proc-title-template", "{title} {listen-addr} {server-mode}", check=_check_proc_title,
+    s("proc-title-template", "{title} {listen-addr} {server-mode}", check=check_proc_title,
       doc="process title template (validated, not applied)")
-    b("syslog-enabled", False, False, check=_only(False, "ferrumkv logs to stderr or "
+    b("syslog-enabled", False, False, check=only(False, "ferrumkv logs to stderr or "
                                                   "logfile only"), compat=SWITCH,
       doc="refused: no syslog")
     s("syslog-ident", "redis", False, doc="syslog identity (no syslog)")
@@ -281,21 +135,21 @@ def _rows() -> list[ConfigSpec]:
         s(name, "", False, doc="CPU affinity (not applied)")
     s("ignore-warnings", "", doc="startup warnings to silence (none are issued)")
     e("oom-score-adj", "no", ("no", "yes", "relative", "absolute"),
-      normalize=_norm_oom_adj, doc="Linux OOM score adjustment (not applied)")
-    s("oom-score-adj-values", "0 200 800", check=_check_oom_values, multi=True,
+      normalize=norm_oom_adj, doc="Linux OOM score adjustment (not applied)")
+    s("oom-score-adj-values", "0 200 800", check=check_oom_values, multi=True,
       doc="OOM scores of master, replica and child (not applied)")
     for sig in ("sigint", "sigterm"):
-        s("shutdown-on-" + sig, "default", check=_check_shutdown_flags, multi=True,
+        s("shutdown-on-" + sig, "default", check=check_shutdown_flags, multi=True,
           doc="SHUTDOWN flags on %s (nothing to save: the server just stops)" % sig.upper())
     i("shutdown-timeout", 10, 0, INT_MAX, doc="seconds SHUTDOWN waits for replicas (none)")
     e("sanitize-dump-payload", "no", ("no", "yes", "clients"),
       doc="deep check of RESTORE payloads (ferrumkv always checks them fully)")
     e("propagation-error-behavior", "ignore", ("ignore", "panic", "panic-on-replicas"),
       doc="what a replica does with a failing propagated command (no replicas)")
-    s("maxmemory-clients", "0", check=_check_maxmemory_clients, compat=SWITCH,
+    s("maxmemory-clients", "0", check=check_maxmemory_clients, compat=SWITCH,
       doc="refused unless 0: no client eviction (the output buffer limits apply)")
     # -- defrag, latency, slowlog, ACL (rows the features' modules may own) --
-    b("activedefrag", False, check=_refuse(False, DEFRAG_REFUSED),
+    b("activedefrag", False, check=refuse(False, DEFRAG_REFUSED),
       doc="refused: no active defragmentation (Python's allocator)", compat=SWITCH)
     i("active-defrag-cycle-min", 1, 1, 99, doc="defrag CPU percent (no defrag)")
     i("active-defrag-cycle-max", 25, 1, 99, doc="defrag CPU percent (no defrag)")
@@ -319,7 +173,7 @@ def _rows() -> list[ConfigSpec]:
                       ("aof-use-rdb-preamble", True), ("aof-timestamp-enabled", False),
                       ("aof-disable-auto-gc", False)):
         b(name, val, name != "rdbchecksum", **per)
-    s("dbfilename", "dump.rdb", protected=True, check=_check_filename("dbfilename"), **per)
+    s("dbfilename", "dump.rdb", protected=True, check=check_filename("dbfilename"), **per)
     s("appendfilename", "appendonly.aof", False, **per)
     s("appenddirname", "appendonlydir", False, **per)
     e("appendfsync", "everysec", ("everysec", "always", "no"), **per)
@@ -329,7 +183,7 @@ def _rows() -> list[ConfigSpec]:
     # -- replication (ferrumkv is always a master without replicas) --
     rep = dict(doc="replication tuning; " + NO_REPLICATION)
     s("replicaof", "", False, alias="slaveof", multi=True, compat=SWITCH,
-      check=_only("", NO_REPLICATION), doc="refused: " + NO_REPLICATION)
+      check=only("", NO_REPLICATION), doc="refused: " + NO_REPLICATION)
     s("masterauth", "", sensitive=True, **rep)
     s("masteruser", "", sensitive=True, **rep)
     b("replica-lazy-flush", False, alias="slave-lazy-flush", **rep)
@@ -352,14 +206,14 @@ def _rows() -> list[ConfigSpec]:
       **rep)
     i("repl-backlog-ttl", 3600, 0, LONG_MAX, **rep)
     i("min-replicas-to-write", 0, 0, INT_MAX, alias="min-slaves-to-write", compat=SWITCH,
-      check=_only(0, NO_REPLICATION + ": every write would be refused"),
+      check=only(0, NO_REPLICATION + ": every write would be refused"),
       doc="refused unless 0: " + NO_REPLICATION)
     i("min-replicas-max-lag", 10, 0, INT_MAX, alias="min-slaves-max-lag", **rep)
     s("bind-source-addr", "", **rep)
 
     # -- cluster --
     clu = dict(doc="cluster tuning; " + NO_CLUSTER)
-    b("cluster-enabled", False, False, check=_only(False, NO_CLUSTER), compat=SWITCH,
+    b("cluster-enabled", False, False, check=only(False, NO_CLUSTER), compat=SWITCH,
       doc="refused: " + NO_CLUSTER)
     s("cluster-config-file", "nodes.conf", False, **clu)
     i("cluster-port", 0, 0, 65535, False, **clu)
@@ -373,7 +227,7 @@ def _rows() -> list[ConfigSpec]:
     b("cluster-allow-pubsubshard-when-down", True, **clu)
     b("cluster-allow-replica-migration", True, **clu)
     s("cluster-announce-ip", "", **clu)
-    s("cluster-announce-hostname", "", check=_check_hostname, **clu)
+    s("cluster-announce-hostname", "", check=check_hostname, **clu)
     for name in ("cluster-announce-port", "cluster-announce-bus-port",
                  "cluster-announce-tls-port"):
         i(name, 0, 0, 65535, **clu)
@@ -382,16 +236,16 @@ def _rows() -> list[ConfigSpec]:
 
     # -- TLS --
     tls = dict(doc="TLS tuning; " + NO_TLS)
-    i("tls-port", 0, 0, 65535, check=_only(0, NO_TLS), compat=SWITCH,
+    i("tls-port", 0, 0, 65535, check=only(0, NO_TLS), compat=SWITCH,
       doc="refused unless 0: " + NO_TLS)
     for name in ("tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-client-cert-file",
                  "tls-client-key-file", "tls-client-key-file-pass", "tls-dh-params-file",
                  "tls-ca-cert-file", "tls-ca-cert-dir", "tls-protocols", "tls-ciphers",
                  "tls-ciphersuites"):
-        s(name, "", check=_only("", NO_TLS), compat=SWITCH,
+        s(name, "", check=only("", NO_TLS), compat=SWITCH,
           doc="refused unless empty: " + NO_TLS)
     for name in ("tls-cluster", "tls-replication"):
-        b(name, False, check=_only(False, NO_TLS), compat=SWITCH, doc="refused: " + NO_TLS)
+        b(name, False, check=only(False, NO_TLS), compat=SWITCH, doc="refused: " + NO_TLS)
     b("tls-prefer-server-ciphers", False, **tls)
     b("tls-session-caching", True, **tls)
     e("tls-auth-clients", "yes", ("no", "yes", "optional"), **tls)

@@ -447,13 +447,24 @@ def command_help(c, argv):
     Lists the COMMAND subcommands."""
     return [Status(s.encode()) for s in (
         "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "(no subcommand)", "    Return details about all commands.",
-        "COUNT", "    Return the total number of commands.",
-        "GETKEYS <full-command>", "    Return the keys from a full command.",
+        "(no subcommand)",            # Redis 7.0.15's text: every subcommand exists here
+        "    Return details about all Redis commands.",
+        "COUNT",
+        "    Return the total number of commands in this Redis server.",
+        "LIST",
+        "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]",
+        "    Return details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple Redis commands.",
+        "    If no command names are given, documentation details for all",
+        "    commands are returned.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
         "GETKEYSANDFLAGS <full-command>",
-        "    Return the keys and the access flags from a full command.",
-        "INFO [<command-name> ...]", "    Return details about the named commands.",
-        "DOCS [<command-name> ...]", "    Return documentation about the named commands.",
-        "LIST [FILTERBY (MODULE|ACLCAT|PATTERN) <arg>]", "    Return the command names.",
-        "HELP", "    Print this help.")]
+        "    Return the keys and the access flags from a full Redis command.",
+        "HELP",
+        "    Prints this help.")]
 

@@ -92,14 +92,25 @@ def _value(c, key: bytes):
 def debug(c, argv):
     """DEBUG subcommand [arguments ...]
     A container for debugging commands (refused unless enable-debug-command allows it)."""
-    if not protected_allowed(c.server.config["enable-debug-command"], c.is_local()):
-        raise CommandError(errors.DEBUG_NOT_ALLOWED)
+    refused = _gate(c)
+    if refused is not None:
+        raise CommandError(refused)
     sub = argv[1].lower().decode("utf-8", "surrogateescape")
     entry = SUBCOMMANDS.get(sub)
     if entry is None or not entry[0](len(argv)):
         raise CommandError(errors.SUBCOMMAND_SYNTAX % (
             argv[1].decode("utf-8", "surrogateescape")[:128], "DEBUG"))
     return entry[1](c, argv)
+
+
+def _gate(c):
+    """Redis's enable-debug-command check: the error text, or None when allowed."""
+    if protected_allowed(c.server.config["enable-debug-command"], c.is_local()):
+        return None
+    return "ERR " + errors.DEBUG_NOT_ALLOWED
+
+
+debug.queue_check = _gate      # the dispatcher asks it before queueing inside MULTI
 
 
 # ---- the subcommands ----

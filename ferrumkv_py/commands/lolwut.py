@@ -61,42 +61,49 @@ def _rng(version: int, values: list) -> random.Random:
 
 # ---- version 5: Schotter ----
 
-def _f32(x: float) -> float:
-    """C ``float`` rounding (numpy is imported on first use: the server starts without it)."""
+def _c_round(v):
+    """C ``round``: halves away from zero (numpy's rint rounds them to even)."""
     import numpy as np
-    return float(np.float32(x))
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
 
 
 def schotter(cols: int, per_row: int, per_col: int, rng: random.Random):
-    """The canvas of Redis's lwDrawSchotter (float32 arithmetic as C's ``float``)."""
+    """The canvas of Redis's lwDrawSchotter, all squares at once (C's ``float`` steps as
+    float32, its ``double`` ones as float64, so undisturbed rows equal Redis's pixels).
+    Complexity: O(squares + canvas pixels), vectorized."""
     import numpy as np
+    f32 = np.float32
     width = cols * 2
     padding = 2 if width > 4 else 0
-    side = _f32((width - padding * 2) / per_row)
-    height = int(_f32(side * per_col) + padding * 2)
+    side = f32(width - padding * 2) / f32(per_row)
+    height = int(float(side * f32(per_col)) + padding * 2)
     if width * height > LOLWUT_MAX_PIXELS:
         raise CommandError(errors.LOLWUT_TOO_LARGE % LOLWUT_MAX_PIXELS)
-    segments = []
-    half = round(_f32(side / SQRT2))
-    for y in range(per_col):
-        for x in range(per_row):
-            sx = int(_f32(_f32(x * side) + _f32(side / 2)) + padding)
-            sy = int(_f32(_f32(y * side) + _f32(side / 2)) + padding)
-            angle = 0.0
-            if y > 1:
-                r1, r2, r3 = (rng.random() / per_col * y for _ in range(3))
-                r1, r2, r3 = (-r if rng.getrandbits(1) else r for r in (r1, r2, r3))
-                angle = r1
-                sx += int(r2 * side / 3)
-                sy += int(r3 * side / 3)
-            pts = []
-            k = math.pi / 4 + angle
-            for _ in range(4):
-                pts.append((round(math.sin(k) * half + sx), round(math.cos(k) * half + sy)))
-                k += math.pi / 2
-            segments += [(pts[j], pts[(j + 1) % 4]) for j in range(4)]
+    n = per_row * per_col
+    ys, xs = np.divmod(np.arange(n), per_row)            # row by row, as Redis draws
+    centre = side / f32(2)
+    sx = (xs.astype(f32) * side + centre + f32(padding)).astype(np.int64).astype(float)
+    sy = (ys.astype(f32) * side + centre + f32(padding)).astype(np.int64).astype(float)
+    gen = np.random.default_rng(rng.getrandbits(64))
+    r = (gen.random((n, 3)) / per_col * ys[:, None]).astype(f32)
+    r = np.where(gen.integers(0, 2, (n, 3)) == 1, -r, r)
+    moved = ys > 1                                        # rows 0 and 1 stay in place
+    angle = np.where(moved, r[:, 0], f32(0)).astype(f32)
+    sx = np.where(moved, np.trunc(sx + r[:, 1] * float(side) / 3), sx)
+    sy = np.where(moved, np.trunc(sy + r[:, 2] * float(side) / 3), sy)
+    size = float(_c_round(float(f32(float(side) / SQRT2))))
+    k = (np.pi / 4 + angle.astype(float)).astype(f32)
+    px, py = [], []
+    for _ in range(4):
+        kd = k.astype(float)
+        px.append(_c_round(np.sin(kd) * size + sx))
+        py.append(_c_round(np.cos(kd) * size + sy))
+        k = (kd + np.pi / 2).astype(f32)
+    px, py = np.stack(px, 1), np.stack(py, 1)             # (squares, 4 corners)
+    nxt = [1, 2, 3, 0]
+    segs = np.stack([px, py, px[:, nxt], py[:, nxt]], 2).reshape(-1, 4).astype(np.int64)
     canvas = np.zeros((height, width), dtype=np.uint8)
-    _draw_segments(canvas, segments)
+    _draw_segments(canvas, segs)
     return canvas
 
 
@@ -104,9 +111,9 @@ def _draw_segments(canvas, segments: list) -> None:
     """Rasterize every segment at once: max(|dx|, |dy|) + 1 evenly spaced rounded points
     (Bresenham's pixels for horizontal, vertical and 45-degree lines)."""
     import numpy as np
-    if not segments:
+    if len(segments) == 0:
         return
-    a = np.array(segments, dtype=np.int64).reshape(-1, 4)
+    a = np.asarray(segments, dtype=np.int64).reshape(-1, 4)
     x1, y1, x2, y2 = a[:, 0], a[:, 1], a[:, 2], a[:, 3]
     steps = np.maximum(np.abs(x2 - x1), np.abs(y2 - y1))
     idx = np.repeat(np.arange(len(a)), steps + 1)
@@ -121,7 +128,8 @@ def _draw_segments(canvas, segments: list) -> None:
 
 
 def render_braille(canvas) -> str:
-    """Redis's renderCanvas for version 5: one Braille character per 2x4 block."""
+    """Redis's renderCanvas for version 5: one Braille character per 2x4 block.
+    Complexity: O(pixels), vectorized."""
     import numpy as np
     h, w = canvas.shape
     padded = np.zeros(((h + 3) // 4 * 4 + 4, (w + 1) // 2 * 2 + 2), dtype=np.uint16)
@@ -143,7 +151,7 @@ def render_braille(canvas) -> str:
 
 def skyline(cols: int, rows: int, rng: random.Random):
     """Redis's generateSkyline: two layers of gray skyscrapers, then black ones with lit
-    windows, on a white canvas."""
+    windows, on a white canvas.  Complexity: O(cells) Python steps."""
     import numpy as np
     canvas = np.full((rows, cols), 3, dtype=np.uint8)
     for color in (2, 1):

@@ -124,6 +124,11 @@ def test_getkeys_equal_redis_server(server, redis_server, sub, proto):
     assert not diffs, "\n".join(map(repr, diffs))
 
 
+@pytest.mark.needs_redis
+def test_command_help_equals_redis_server(server, redis_server):
+    assert _raw(server.port, "COMMAND", "HELP") == _raw(redis_server, "COMMAND", "HELP")
+
+
 def test_parse_resp3_types():
     v = command_specs.parse_resp3(b"*4\r\n~1\r\n+RO\r\n%1\r\n$1\r\na\r\n:-2\r\n,1.5\r\n_\r\n")
     assert v == [RespSet([Status(b"RO")]), {b"a": -2}, 1.5, None] or v[:3] == [

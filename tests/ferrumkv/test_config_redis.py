@@ -9,8 +9,8 @@ import redis
 
 from ferrumkv_py import cli, zset
 from ferrumkv_py.config import SPECS, Config, ConfigError
-from ferrumkv_py.config import _check_percentiles
-from ferrumkv_py.config_redis import _check_proc_title
+from ferrumkv_py.config import _check_percentiles as check_percentiles
+from ferrumkv_py.config_checks import check_proc_title, string2d
 
 from .conftest import err
 
@@ -48,6 +48,32 @@ def test_every_redis_config_is_known_with_its_alias(r2):
     assert r2.execute_command("CONFIG", "SET", "replica-read-only", "no",
                               "slave-read-only", "yes") == b"OK"
     assert r2.config_get("replica-read-only") == {"replica-read-only": "yes"}
+
+
+def test_rewrite_writes_an_alias_once(server, r2, tmp_path):
+    conf = tmp_path / "a.conf"
+    conf.write_text("port 0\n")
+    server.call(lambda: setattr(server.server.config, "file", str(conf)))
+    r2.config_set("slave-read-only", "no")
+    r2.config_set("zset-max-ziplist-entries", "7")
+    assert r2.execute_command("CONFIG", "REWRITE") == b"OK"
+    lines = conf.read_text().splitlines()
+    assert "replica-read-only no" in lines and "zset-max-listpack-entries 7" in lines
+    assert not any(line.startswith(("slave-read-only", "zset-max-ziplist")) for line in lines)
+    loaded = cli.build_config([str(conf)])
+    assert loaded["slave-read-only"] is False and loaded["zset-max-ziplist-entries"] == 7
+
+
+@pytest.mark.needs_redis
+def test_names_redis_7_0_does_not_have(r2, redis_server):
+    theirs = redis.Redis(port=redis_server, protocol=2)
+    try:
+        for name in ("set-max-listpack-entries", "set-max-listpack-value",
+                     "list-max-ziplist-entries", "lua-replicate-commands"):
+            assert r2.config_get(name) == theirs.config_get(name) == {}
+            assert err(r2, "CONFIG", "SET", name, "1") == err(theirs, "CONFIG", "SET", name, "1")
+    finally:
+        theirs.close()
 
 
 def test_alias_rollback_keeps_both_names_equal():
@@ -98,17 +124,17 @@ def test_switches_refused_at_startup_and_type_errors_come_first():
 
 
 def test_value_parsers_follow_redis():
-    assert _check_percentiles("50 99 99.9") == "50 99 99.9"
-    assert _check_percentiles("0x10 1e-300 100") == "16 0 100"
-    assert _check_percentiles("") == ""
+    assert check_percentiles("50 99 99.9") == "50 99 99.9"
+    assert check_percentiles("0x10 1e-300 100") == "16 0 100"
+    assert check_percentiles("") == ""
     for bad in ("nan", " 1", "1_0", "abc", "1 "):
         with pytest.raises(ValueError, match="Invalid latency"):
-            _check_percentiles(bad)
-    assert _check_percentiles("12.3456789 0.0001") == "12.345679 0.0001"
-    assert _check_proc_title("{{title}}") and _check_proc_title("a}b")
+            check_percentiles(bad)
+    assert string2d("inf") == float("inf") and string2d("-0x1p3") == -8.0
+    assert check_proc_title("{{title}}") and check_proc_title("a}b")
     for bad in ("{title}", "{server-mode}{title}", "{nope}", "{title", "", "{}"):
         with pytest.raises(ValueError):
-            _check_proc_title(bad)
+            check_proc_title(bad)
 
 
 def test_every_row_has_redis_shape():

@@ -72,6 +72,15 @@ def test_refusal_matches_redis_server(r2, redis_server):
         theirs.close()
 
 
+@pytest.mark.needs_redis
+def test_refused_before_queueing_in_multi(server, redis_server):
+    """Inside MULTI the refusal comes when DEBUG is sent and dooms the transaction."""
+    script = [[b"MULTI"], [b"SET", b"h18:k", b"v"], [b"DEBUG", b"SLEEP", b"0"], [b"EXEC"],
+              [b"GET", b"h18:k"]]
+    assert _raw(server.port, script) == _raw(redis_server, script)
+    assert _raw(server.port, script)[2].startswith(b"-ERR DEBUG command not allowed")
+
+
 def test_local_allows_loopback(make_server):
     server = make_server(enable_debug_command="local")
     c = redis.Redis(port=server.port, protocol=2)

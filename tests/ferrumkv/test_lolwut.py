@@ -15,6 +15,9 @@ EXACT = [  # no randomness in Redis for these (rows 0 and 1 of Schotter are not 
     ["VERSION", "5", "3", "1", "1"], ["VERSION", "5", "5", "2", "2"],
     ["VERSION", "5", "66", "8", "2"], ["VERSION", "5", "0"], ["VERSION", "5", "1", "1", "1"],
     ["VERSION", "5", "7", "3", "1"], ["VERSION", "5", "40", "5", "2"],
+    ["VERSION", "5", "100", "20", "2"], ["VERSION", "5", "13", "7", "2"],
+    ["VERSION", "5", "999", "200", "2"], ["VERSION", "5", "77", "3", "2"],
+    ["VERSION", "5", "500", "9", "1"], ["VERSION", "5", "4", "4", "2"],
     ["VERSION", "5", "-5", "-5", "-5"], ["VERSION", "5", "2000", "999", "1"],
     ["VERSION", "4294967301", "3", "1", "1"],              # (unsigned) 5, as Redis casts it
     ["VERSION", "x"], ["VERSION", "5", "x"], ["VERSION", "6", "x"], ["VERSION", "5", "1", "2", "y"],

@@ -62,6 +62,11 @@ def test_memory_stats_names_match_redis_server(r2, redis_server):
             assert c.execute_command("MEMORY", "USAGE", "nokey", "samples", "5") is None
             assert c.execute_command("MEMORY", "PURGE") == b"OK"
         assert r2.execute_command("MEMORY", "HELP") == theirs.execute_command("MEMORY", "HELP")
+        assert r2.execute_command("MEMORY", "DOCTOR") == memory_report.EMPTY_REPORT.encode()
+        report = theirs.execute_command("MEMORY", "DOCTOR").decode()   # (shared server)
+        assert report in (memory_report.EMPTY_REPORT, memory_report.HEALTHY_REPORT) or (
+            report.startswith(memory_report.ISSUES_HEAD)
+            and report.endswith(memory_report.ISSUES_TAIL))
         theirs.delete("h18:k")
     finally:
         theirs.close()
