@@ -25,7 +25,7 @@ import asyncio
 import logging
 import time
 
-from . import acl, errors, limits
+from . import acl_calls as acl, errors, limits
 from .errors import CommandError
 from .registry import COMMANDS, lookup
 from .resp import (NULL_ARRAY, QUEUED, ProtocolError, QueryBufferLimit, Raw,
@@ -473,10 +473,9 @@ class Client(asyncio.Protocol):
             try:
                 for spec, argv in queued:
                     if not self.user.open:   # ACL rules may have changed since queued
-                        from .commands.acl import exec_noperm_text
                         res = acl.deny(self, spec, argv, acl.CTX_MULTI)
                         if res:
-                            parts.append(encode_error(exec_noperm_text(res)))
+                            parts.append(encode_error(acl.exec_noperm_text(res)))
                             continue
                     parts.append(self.run(spec, argv))
             finally:

@@ -7,7 +7,7 @@ import random
 import pytest
 import redis
 
-from ferrumkv_py import acl, errors
+from ferrumkv_py import acl, acl_calls, errors
 from ferrumkv_py.acl import RuleError, Selector, TABLE, User
 from ferrumkv_py.acl_file import check_startup, load_startup
 from ferrumkv_py.config import Config, ConfigError
@@ -115,14 +115,14 @@ def test_key_positions_use_each_key_spec():
     from ferrumkv_py.registry import lookup
     import ferrumkv_py.commands  # noqa: F401
     sp = lookup(b"sdiffstore")
-    assert acl.key_positions(sp, [b"sdiffstore", b"d", b"s1", b"s2"]) == [
+    assert acl_calls.key_positions(sp, [b"sdiffstore", b"d", b"s1", b"s2"]) == [
         (1, acl.WRITE), (2, acl.READ), (3, acl.READ)]
-    assert acl.key_positions(lookup(b"lmove"), [b"lmove", b"a", b"b", b"left", b"left"]) == [
+    assert acl_calls.key_positions(lookup(b"lmove"), [b"lmove", b"a", b"b", b"left", b"left"]) == [
         (1, acl.ALL_PERM), (2, acl.WRITE)]
     ev = lookup(b"eval")
-    assert acl.key_positions(ev, [b"eval", b"s", b"2", b"k1", b"k2", b"a"]) == [
+    assert acl_calls.key_positions(ev, [b"eval", b"s", b"2", b"k1", b"k2", b"a"]) == [
         (3, acl.ALL_PERM), (4, acl.ALL_PERM)]
-    assert acl.key_positions(lookup(b"zunionstore"),
+    assert acl_calls.key_positions(lookup(b"zunionstore"),
                              [b"zunionstore", b"d", b"2", b"a", b"b"]) == [
         (1, acl.WRITE), (3, acl.READ), (4, acl.READ)]
 
@@ -396,3 +396,18 @@ def test_save_and_load(make_server, tmp_path):
 def test_save_load_need_an_aclfile(r2):
     assert err(r2, "ACL", "SAVE") == errors.ACL_NO_FILE
     assert err(r2, "ACL", "LOAD") == errors.ACL_NO_FILE
+
+
+def test_acl_pubsub_default_allchannels(r2):
+    r2.config_set("acl-pubsub-default", "allchannels")
+    r2.execute_command("ACL", "SETUSER", "p1")
+    assert "Try 'resetchannels'" in err(r2, "ACL", "SETUSER", "p2", "&x")   # after &*
+    r2.execute_command("ACL", "SETUSER", "p2", "resetchannels", "&x", "reset")
+    r2.config_set("acl-pubsub-default", "resetchannels")
+    r2.execute_command("ACL", "SETUSER", "p3")
+    assert r2.execute_command("ACL", "LIST")[1:] == [
+        b"user p1 off &* -@all", b"user p2 off sanitize-payload &* -@all",
+        b"user p3 off resetchannels -@all"]
+    assert err(r2, "CONFIG", "SET", "acl-pubsub-default", "x") == (
+        "CONFIG SET failed (possibly related to argument 'acl-pubsub-default') - argument(s) "
+        "must be one of the following: allchannels, resetchannels")
