@@ -155,3 +155,9 @@ def install(server) -> None:
     def trim(n: int) -> None:
         del a.log[n:]
     server.config.on_change("acllog-max-len", trim, call_now=False)
+
+    def rewrite_lines() -> list:
+        if server.config["aclfile"]:
+            return []
+        return [b"user " + n + b" " + a.users[n].describe() for n in sorted(a.users)]
+    server.config.acl_rewrite = rewrite_lines

@@ -411,3 +411,22 @@ def test_acl_pubsub_default_allchannels(r2):
     assert err(r2, "CONFIG", "SET", "acl-pubsub-default", "x") == (
         "CONFIG SET failed (possibly related to argument 'acl-pubsub-default') - argument(s) "
         "must be one of the following: allchannels, resetchannels")
+
+
+def test_config_rewrite_writes_users(server, r2, tmp_path):
+    conf = tmp_path / "f.conf"
+    conf.write_bytes(b"# top\nuser gone on\n# keep\nuser gone2 on\n")
+    server.call(lambda: setattr(server.server.config, "file", str(conf)))
+    r2.execute_command("ACL", "SETUSER", "alice", "on", ">pw", "~k*", "+get")
+    assert r2.config_rewrite()
+    # the users where the first "user" line was, the other user lines dropped
+    assert conf.read_bytes().startswith(   # (then the changed configs: port, dir ...)
+        b"# top\nuser alice on #" + acl.hash_password(b"pw") + b" ~k* resetchannels -@all +get"
+        b"\nuser default on nopass ~* &* +@all\n# keep\n")
+    assert b"gone" not in conf.read_bytes()
+    config = Config()
+    config.load_file(str(conf))             # the file reads back: same users
+    a = acl.Acl(config)
+    load_startup(a, config)
+    assert sorted(a.users) == [b"alice", b"default"]
+    assert a.users[b"alice"].check_password(b"pw")
