@@ -31,6 +31,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from collections import deque
+from itertools import islice
 
 from . import acl_table
 from .conf_syntax import UnbalancedQuotes, split_args
@@ -157,16 +159,17 @@ class Selector:
         self.future = False
         self.bits = 0
         self.firstargs: dict = {}        # command id -> [first arg, ...] (+select|0)
-        self.patterns: list = []         # [pattern bytes, READ|WRITE] pairs
-        self.channels: list = []         # channel patterns (bytes)
+        # insertion-ordered dicts, so a repeated rule is found in O(1) (Redis: a list walk)
+        self.patterns: dict = {}         # key pattern -> READ|WRITE
+        self.channels: dict = {}         # channel pattern -> None
 
     def copy(self) -> "Selector":
         s = Selector(self.root, self.allchannels)
         s.allcommands, s.allkeys, s.future, s.bits = (self.allcommands, self.allkeys,
                                                       self.future, self.bits)
         s.firstargs = {k: list(v) for k, v in self.firstargs.items()}
-        s.patterns = [list(p) for p in self.patterns]
-        s.channels = list(self.channels)
+        s.patterns = dict(self.patterns)
+        s.channels = dict(self.channels)
         return s
 
     # ---- rules (Redis ACLSetSelector) ----
@@ -186,16 +189,16 @@ class Selector:
         low = op.lower()
         if low in (b"allkeys", b"~*"):
             self.allkeys = True
-            self.patterns = []
+            self.patterns = {}
         elif low == b"resetkeys":
             self.allkeys = False
-            self.patterns = []
+            self.patterns = {}
         elif low in (b"allchannels", b"&*"):
             self.allchannels = True
-            self.channels = []
+            self.channels = {}
         elif low == b"resetchannels":
             self.allchannels = False
-            self.channels = []
+            self.channels = {}
         elif low in (b"allcommands", b"+@all"):
             self.bits = TABLE.all_mask
             self.allcommands = self.future = True
@@ -211,8 +214,7 @@ class Selector:
                 raise RuleError(E_ALLCHANNELS)
             if _has_spaces(op[1:]):
                 raise RuleError(E_SYNTAX)
-            if op[1:] not in self.channels:
-                self.channels.append(op[1:])
+            self.channels.setdefault(op[1:], None)
             self.allchannels = False
         elif op[:1] == b"+" and op[1:2] != b"@":
             self._allow(_s(op[1:]))
@@ -266,12 +268,7 @@ class Selector:
         pat = op[offset:]
         if _has_spaces(pat):
             raise RuleError(E_SYNTAX)
-        for p in self.patterns:
-            if p[0] == pat:
-                p[1] |= flags
-                break
-        else:
-            self.patterns.append([pat, flags])
+        self.patterns[pat] = self.patterns.get(pat, 0) | flags
         self.allkeys = False
 
     def _allow(self, name: str) -> None:
@@ -318,7 +315,7 @@ class Selector:
         if not self.allkeys:
             for pos, need in keys:
                 key = argv[pos]
-                for pat, flags in self.patterns:
+                for pat, flags in self.patterns.items():
                     if flags & need == need:
                         m = glob_matcher(pat)   # compiled once (globmatch's cache)
                         if (m(key) if m is not None else len(key) > 0):
@@ -343,7 +340,7 @@ class Selector:
         if self.allkeys:
             out.append(b"~*")
         else:
-            out.extend(pattern_text(p, f) for p, f in self.patterns)
+            out.extend(pattern_text(p, f) for p, f in self.patterns.items())
         if self.allchannels:
             out.append(b"&*")
         else:
@@ -355,7 +352,7 @@ class Selector:
     def keys_text(self) -> bytes:
         if self.allkeys:
             return b"~*"
-        return b" ".join(pattern_text(p, f) for p, f in self.patterns)
+        return b" ".join(pattern_text(p, f) for p, f in self.patterns.items())
 
     def channels_text(self) -> bytes:
         if self.allchannels:
@@ -449,15 +446,15 @@ def describe_commands(sel: Selector) -> bytes:
 def merge_selector_args(args: list) -> list:
     """Redis ACLMergeSelectorArguments: ``(`` ... ``)`` spread over several words become one
     word; raises IndexError(index of the opening word) when a parenthesis is unmatched."""
-    out, cur, start = [], None, -1
+    out, cur, start = [], [], -1
     for j, op in enumerate(args):
         if op[:1] == b"(" and op[-1:] != b")":
-            cur, start = op, j
+            cur, start = [op], j
             continue
         if start != -1:
-            cur += b" " + op
+            cur.append(op)
             if op[-1:] == b")":
-                out.append(cur)
+                out.append(b" ".join(cur))     # one join: linear in the words' size
                 start = -1
             continue
         out.append(op)
@@ -476,13 +473,13 @@ class User:
         self.enabled = False
         self.nopass = False
         self.sanitize = None            # None, "sanitize-payload" or "skip-sanitize-payload"
-        self.passwords: list = []       # SHA-256 hex hashes (bytes)
+        self.passwords: dict = {}       # SHA-256 hex hash (bytes) -> None, in order
         self.selectors = [Selector(True, pubsub_all)]
         self.open = False               # may run anything: the dispatcher skips the checks
 
     def copy_from(self, other: "User") -> None:
         self.enabled, self.nopass, self.sanitize = other.enabled, other.nopass, other.sanitize
-        self.passwords = list(other.passwords)
+        self.passwords = dict(other.passwords)
         self.selectors = [s.copy() for s in other.selectors]
         self.refresh()
 
@@ -508,16 +505,15 @@ class User:
             self.sanitize = _s(low)
         elif low == b"nopass":
             self.nopass = True
-            self.passwords = []
+            self.passwords = {}
         elif low == b"resetpass":
             self.nopass = False
-            self.passwords = []
+            self.passwords = {}
         elif op[:1] in (b">", b"#"):
             h = hash_password(op[1:]) if op[:1] == b">" else op[1:]
             if op[:1] == b"#" and not _valid_hash(h):
                 raise RuleError(E_BADHASH)
-            if h not in self.passwords:
-                self.passwords.append(h)
+            self.passwords.setdefault(h, None)
             self.nopass = False
         elif op[:1] in (b"<", b"!"):
             h = hash_password(op[1:]) if op[:1] == b"<" else op[1:]
@@ -525,7 +521,7 @@ class User:
                 raise RuleError(E_BADHASH)
             if h not in self.passwords:
                 raise RuleError(E_NOPASS)
-            self.passwords.remove(h)
+            del self.passwords[h]
         elif op[:1] == b"(" and op[-1:] == b")":
             sel = Selector(False, pubsub_all)
             try:
@@ -602,7 +598,7 @@ class Acl:
     def __init__(self, config):
         self.config = config
         self.users: dict[bytes, User] = {}
-        self.log: list = []         # newest first
+        self.log: deque = deque()   # LogEntry, newest first (O(1) to add and to trim)
         self.default = self.new_default()
         self.users[b"default"] = self.default
 
@@ -653,16 +649,21 @@ class Acl:
         """Redis addACLLogEntry: bump a like entry among the newest ten, else prepend and
         trim to acllog-max-len.  Complexity: O(LOG_MATCH_SCAN) plus the trim."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-        for i, e in enumerate(self.log[:LOG_MATCH_SCAN]):
+        for i, e in enumerate(islice(self.log, LOG_MATCH_SCAN)):
             if (e.reason == reason and e.context == context and e.object == obj
                     and e.username == username and abs(e.ctime_ms - now_ms) <= LOG_GROUPING_MS):
                 e.count += 1
                 e.cinfo, e.ctime_ms = cinfo, now_ms
-                del self.log[i]
-                self.log.insert(0, e)
+                del self.log[i]             # i < LOG_MATCH_SCAN: O(1)
+                self.log.appendleft(e)
                 return
         e = LogEntry()
         e.count, e.reason, e.context, e.object = 1, reason, context, obj
         e.username, e.ctime_ms, e.cinfo = username, now_ms, cinfo
-        self.log.insert(0, e)
-        del self.log[self.config["acllog-max-len"]:]
+        self.log.appendleft(e)
+        self.trim_log(self.config["acllog-max-len"])
+
+    def trim_log(self, max_len: int) -> None:
+        log = self.log
+        while len(log) > max_len:
+            log.pop()

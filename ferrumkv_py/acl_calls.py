@@ -111,7 +111,7 @@ def unrestricted_read(user: User, spec, argv: list) -> bool:
     cid = TABLE.id.get(spec.name, -1)
     keys = None
     for s in user.selectors:
-        if not (s.allkeys or any(p == b"*" and f & READ for p, f in s.patterns)):
+        if not (s.allkeys or any(p == b"*" and f & READ for p, f in s.patterns.items())):
             continue
         if cid < 0:
             if s.allcommands:

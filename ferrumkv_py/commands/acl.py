@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from itertools import islice
 
 from .. import acl, errors
 from ..acl import TABLE, RuleError
@@ -70,7 +71,7 @@ def kill_pubsub_if_needed(c, new, original) -> None:
     Complexity: O(clients x subscriptions x channel patterns)."""
     if any(s.allchannels for s in new.selectors):
         return
-    upcoming = [p for s in new.selectors for p in s.channels]
+    upcoming = {p: None for s in new.selectors for p in s.channels}
     if all(p in upcoming for s in original.selectors for p in s.channels):
         return
     for x in list(c.server.clients.values()):
@@ -239,7 +240,7 @@ def acl_log(c, argv):
     return [{b"count": e.count, b"reason": acl.REASONS[e.reason], b"context": e.context,
              b"object": e.object, b"username": e.username,
              b"age-seconds": (now_ms - e.ctime_ms) / 1000, b"client-info": e.cinfo}
-            for e in a.log[:count]]
+            for e in islice(a.log, count)]
 
 
 @command("dryrun", -4, _ADMIN, parent="acl")
