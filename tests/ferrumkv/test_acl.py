@@ -430,3 +430,32 @@ def test_config_rewrite_writes_users(server, r2, tmp_path):
     load_startup(a, config)
     assert sorted(a.users) == [b"alice", b"default"]
     assert a.users[b"alice"].check_password(b"pw")
+
+
+def test_deleting_own_user_closes_after_the_reply(server, r2):
+    r2.execute_command("ACL", "SETUSER", "self", "on", "nopass", "+@all", "~*")
+    c = RawConn(server.port)
+    c.send(b"AUTH self x\r\nACL DELUSER self\r\nPING\r\n")
+    assert c.read_reply() == b"+OK\r\n" and c.read_reply() == b":1\r\n"
+    assert c.closed()
+
+
+def test_hello_auth_failure_is_logged(server, r2):
+    c = RawConn(server.port)
+    c.send(b"HELLO 3 AUTH nobody pw\r\n")
+    assert c.read_reply() == b"-" + errors.WRONGPASS.encode() + b"\r\n"
+    c.close()
+    e = r2.execute_command("ACL", "LOG", "1")[0]
+    e = dict(zip(e[::2], e[1::2]))
+    assert (e[b"reason"], e[b"object"], e[b"username"]) == (b"auth", b"HELLO", b"nobody")
+
+
+def test_startup_refuses_bad_users(tmp_path):
+    from ferrumkv_py.cli import StartupError, build_config
+    conf = tmp_path / "f.conf"
+    conf.write_bytes(b"user alice on ~a b\n")
+    with pytest.raises(StartupError, match="Error loading ACL rule 'b' for the user named"):
+        build_config([str(conf)])
+    (tmp_path / "u.acl").write_bytes(b"user bob on +nope\n")
+    with pytest.raises(StartupError, match="u.acl:1: Unknown command or category name in ACL"):
+        build_config(["--dir", str(tmp_path), "--aclfile", "u.acl"])
