@@ -466,7 +466,8 @@ def merge_selector_args(args: list) -> list:
 class User:
     """An ACL user (Redis ``user``)."""
 
-    __slots__ = ("name", "enabled", "nopass", "sanitize", "passwords", "selectors", "open")
+    __slots__ = ("name", "enabled", "nopass", "sanitize", "passwords", "selectors", "open",
+                 "fast")
 
     def __init__(self, name: bytes, pubsub_all: bool):
         self.name = name
@@ -476,6 +477,7 @@ class User:
         self.passwords: dict = {}       # SHA-256 hex hash (bytes) -> None, in order
         self.selectors = [Selector(True, pubsub_all)]
         self.open = False               # may run anything: the dispatcher skips the checks
+        self.fast = False               # anything but maybe some channels (+@all ~*)
 
     def copy_from(self, other: "User") -> None:
         self.enabled, self.nopass, self.sanitize = other.enabled, other.nopass, other.sanitize
@@ -490,7 +492,8 @@ class User:
 
     def refresh(self) -> None:
         r = self.selectors[0]
-        self.open = r.allcommands and r.allkeys and r.allchannels
+        self.fast = r.allcommands and r.allkeys
+        self.open = self.fast and r.allchannels
 
     def apply(self, op: bytes, pubsub_all: bool) -> None:
         """Redis ACLSetUser for one (merged) rule; RuleError when refused."""

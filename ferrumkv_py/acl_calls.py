@@ -91,6 +91,28 @@ def key_positions(spec, argv: list) -> list:
     return out
 
 
+CHANNEL_COMMANDS = (b"publish", b"spublish", b"subscribe", b"ssubscribe", b"psubscribe")
+_channel_checked: dict = {}
+
+
+def dispatch_table(user: User, commands: dict) -> dict:
+    """The command table the dispatcher's inline path uses for a client of ``user``.
+
+    An open user gets the full table.  A ``fast`` user (``+@all ~*`` with limited
+    channels: Redis 7.0's new users start with ``resetchannels``) can be refused only
+    channel commands, so it gets a copy without them: those alone take
+    ``Client.call`` and its check, every other command stays inline.
+    Complexity: O(commands) once (the copy is cached), then O(1).
+    """
+    if user.open or not user.fast:
+        return commands
+    size, table = _channel_checked.get(id(commands), (-1, None))
+    if size != len(commands):      # first use, or commands registered since
+        table = {k: v for k, v in commands.items() if k.lower() not in CHANNEL_COMMANDS}
+        _channel_checked[id(commands)] = (len(commands), table)
+    return table
+
+
 def check_call(user: User, spec, argv: list) -> tuple[int, int]:
     """Redis ACLCheckAllUserCommandPerm for a command of this server: (result, index)."""
     if user.open:

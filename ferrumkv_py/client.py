@@ -96,8 +96,9 @@ class Client(asyncio.Protocol):
         self.sub_patterns: dict = {}
         self.sub_shard: dict = {}
         self.tracking = None         # tracking.ClientTracking while CLIENT TRACKING is on
-        self.slow_path = not self.user.open  # subscribed, tracking or an ACL-limited user:
+        self.slow_path = not self.user.fast  # subscribed, tracking or an ACL-limited user:
         #                                      every command takes call()
+        self.commands = acl.dispatch_table(self.user, COMMANDS)   # the inline path's table
         self.executing = None        # this read's reply list while its commands run
         self.pending = None          # frames pushed by other clients' commands, unsent
 
@@ -224,7 +225,7 @@ class Client(asyncio.Protocol):
         self.executing = out    # push() to this client goes before the current reply
         append = out.append
         get_batch = reader.get_batch
-        commands = COMMANDS
+        commands = self.commands     # COMMANDS, or without the channel commands (acl_calls)
         count = self._count
         t0 = _perf_ns()  # one clock pair per read, not per command: see Stats
         while True:
@@ -535,7 +536,8 @@ class Client(asyncio.Protocol):
         cls = "pubsub" if subscribed else "normal"
         if cls != self.obuf_class:      # client-output-buffer-limit's class (limits.py)
             self.set_obuf_class(cls)
-        self.slow_path = subscribed or self.tracking is not None or not self.user.open
+        self.slow_path = subscribed or self.tracking is not None or not self.user.fast
+        self.commands = acl.dispatch_table(self.user, COMMANDS)
 
     def leave_events(self) -> None:
         """RESET / disconnect: drop every subscription and the tracking state."""

@@ -459,3 +459,32 @@ def test_startup_refuses_bad_users(tmp_path):
     (tmp_path / "u.acl").write_bytes(b"user bob on +nope\n")
     with pytest.raises(StartupError, match="u.acl:1: Unknown command or category name in ACL"):
         build_config(["--dir", str(tmp_path), "--aclfile", "u.acl"])
+
+
+def test_plus_all_user_limited_channels_stays_inline(server, r2):
+    """``~* +@all`` with resetchannels: only channel commands are checked (the others stay
+    on the inline path), and those are refused as for any user."""
+    r2.execute_command("ACL", "SETUSER", "f", "on", "nopass", "~*", "+@all", "&news.*")
+    c = RawConn(server.port)
+    c.send(b"AUTH f x\r\nSET k v\r\nGET k\r\n")
+    assert c.read_reply() == b"+OK\r\n" and c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"$1\r\nv\r\n"
+    flags = server.call(lambda: [(x.slow_path, len(x.commands) < len(acl_calls_commands()))
+                                 for x in server.server.clients.values()
+                                 if x.user.name == b"f"])
+    assert flags == [(False, True)]
+    for cmd in (b"PUBLISH other m", b"publish other m", b"SUBSCRIBE news.a other",
+                b"SPUBLISH other m", b"PSUBSCRIBE *"):
+        c.send(cmd + b"\r\n")
+        assert c.read_reply() == b"-" + errors.NOPERM_CHANNEL.encode() + b"\r\n", cmd
+    c.send(b"PUBLISH news.x m\r\n")
+    assert c.read_reply() == b":0\r\n"
+    r2.execute_command("ACL", "SETUSER", "f", "-get")     # no longer fast: all checked
+    c.send(b"GET k\r\n")
+    assert c.read_reply() == b"-" + (errors.NOPERM_CMD % "get").encode() + b"\r\n"
+    c.close()
+
+
+def acl_calls_commands():
+    from ferrumkv_py.registry import COMMANDS
+    return COMMANDS
