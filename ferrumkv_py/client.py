@@ -5,7 +5,7 @@ ran 22-31% faster than the same server on asyncio streams at -P 1, 18-24% at -P 
 ``c.proto``, ``c.name`` ...).  It glues the transport to :class:`resp.RequestReader` and to
 :func:`Client.call`, the dispatcher, which alone enforces the command table's rules:
 
-    unknown command -> arity -> subcommand -> auth -> MULTI queueing -> denyoom under
+    unknown command -> arity -> subcommand -> auth -> ACL -> MULTI queueing -> denyoom under
     maxmemory -> handler -> reply encoding, stats, WATCH and shadow bookkeeping
 
 A protocol error is answered with Redis's text and closes only this connection; a command
@@ -336,7 +336,8 @@ class Client(asyncio.Protocol):
         """Run one command and return its encoded reply.  Complexity: the command's own.
 
         The checks run in Redis 7.0's ``processCommand`` order: unknown command or
-        subcommand, arity, authentication, ``no_multi`` inside MULTI, then the memory check
+        subcommand, arity, authentication, ``no_multi`` inside MULTI, the ACL user's
+        permissions (only for a user that is not all-permissive), then the memory check
         (inside MULTI every queued command is refused when memory cannot be freed, and EXEC
         is refused when it holds a ``denyoom`` command), then queueing or execution.
         """
@@ -476,6 +477,7 @@ class Client(asyncio.Protocol):
                     if not self.user.open:   # ACL rules may have changed since queued
                         res = acl.deny(self, spec, argv, acl.CTX_MULTI)
                         if res:
+                            self.server.stats.count_error("NOPERM")
                             parts.append(encode_error(acl.exec_noperm_text(res)))
                             continue
                     parts.append(self.run(spec, argv))
