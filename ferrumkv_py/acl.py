@@ -21,8 +21,8 @@ Describing a bitmap back as rules (ACL GETUSER / LIST) is Redis's greedy fit, se
 -get``; ``+@all -@dangerous`` as ``+@all -@dangerous``.
 
 Keys: each key position of a call gets the permission its key spec asks (read for ACCESS,
-write for INSERT / DELETE / UPDATE); a pattern matches only if it has all of them (``~p`` has
-both, ``%R~p`` read only).  Channels: PUBLISH / SPUBLISH / SUBSCRIBE / SSUBSCRIBE test each
+write for INSERT / DELETE / UPDATE: acl_calls.py finds them); a pattern matches only if it
+has all of them (``~p`` has both, ``%R~p`` read only).  Channels: PUBLISH / SPUBLISH / SUBSCRIBE / SSUBSCRIBE test each
 channel against the ``&`` patterns as globs; PSUBSCRIBE compares its patterns literally.
 """
 
@@ -31,9 +31,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from collections import deque
+from itertools import islice
 
 from . import acl_table
-from . import errors as _errors
 from .conf_syntax import UnbalancedQuotes, split_args
 from .globmatch import glob_match, glob_matcher
 
@@ -158,16 +159,17 @@ class Selector:
         self.future = False
         self.bits = 0
         self.firstargs: dict = {}        # command id -> [first arg, ...] (+select|0)
-        self.patterns: list = []         # [pattern bytes, READ|WRITE] pairs
-        self.channels: list = []         # channel patterns (bytes)
+        # insertion-ordered dicts, so a repeated rule is found in O(1) (Redis: a list walk)
+        self.patterns: dict = {}         # key pattern -> READ|WRITE
+        self.channels: dict = {}         # channel pattern -> None
 
     def copy(self) -> "Selector":
         s = Selector(self.root, self.allchannels)
         s.allcommands, s.allkeys, s.future, s.bits = (self.allcommands, self.allkeys,
                                                       self.future, self.bits)
         s.firstargs = {k: list(v) for k, v in self.firstargs.items()}
-        s.patterns = [list(p) for p in self.patterns]
-        s.channels = list(self.channels)
+        s.patterns = dict(self.patterns)
+        s.channels = dict(self.channels)
         return s
 
     # ---- rules (Redis ACLSetSelector) ----
@@ -187,16 +189,16 @@ class Selector:
         low = op.lower()
         if low in (b"allkeys", b"~*"):
             self.allkeys = True
-            self.patterns = []
+            self.patterns = {}
         elif low == b"resetkeys":
             self.allkeys = False
-            self.patterns = []
+            self.patterns = {}
         elif low in (b"allchannels", b"&*"):
             self.allchannels = True
-            self.channels = []
+            self.channels = {}
         elif low == b"resetchannels":
             self.allchannels = False
-            self.channels = []
+            self.channels = {}
         elif low in (b"allcommands", b"+@all"):
             self.bits = TABLE.all_mask
             self.allcommands = self.future = True
@@ -212,8 +214,7 @@ class Selector:
                 raise RuleError(E_ALLCHANNELS)
             if _has_spaces(op[1:]):
                 raise RuleError(E_SYNTAX)
-            if op[1:] not in self.channels:
-                self.channels.append(op[1:])
+            self.channels.setdefault(op[1:], None)
             self.allchannels = False
         elif op[:1] == b"+" and op[1:2] != b"@":
             self._allow(_s(op[1:]))
@@ -267,12 +268,7 @@ class Selector:
         pat = op[offset:]
         if _has_spaces(pat):
             raise RuleError(E_SYNTAX)
-        for p in self.patterns:
-            if p[0] == pat:
-                p[1] |= flags
-                break
-        else:
-            self.patterns.append([pat, flags])
+        self.patterns[pat] = self.patterns.get(pat, 0) | flags
         self.allkeys = False
 
     def _allow(self, name: str) -> None:
@@ -319,7 +315,7 @@ class Selector:
         if not self.allkeys:
             for pos, need in keys:
                 key = argv[pos]
-                for pat, flags in self.patterns:
+                for pat, flags in self.patterns.items():
                     if flags & need == need:
                         m = glob_matcher(pat)   # compiled once (globmatch's cache)
                         if (m(key) if m is not None else len(key) > 0):
@@ -344,7 +340,7 @@ class Selector:
         if self.allkeys:
             out.append(b"~*")
         else:
-            out.extend(pattern_text(p, f) for p, f in self.patterns)
+            out.extend(pattern_text(p, f) for p, f in self.patterns.items())
         if self.allchannels:
             out.append(b"&*")
         else:
@@ -356,7 +352,7 @@ class Selector:
     def keys_text(self) -> bytes:
         if self.allkeys:
             return b"~*"
-        return b" ".join(pattern_text(p, f) for p, f in self.patterns)
+        return b" ".join(pattern_text(p, f) for p, f in self.patterns.items())
 
     def channels_text(self) -> bytes:
         if self.allchannels:
@@ -450,15 +446,15 @@ def describe_commands(sel: Selector) -> bytes:
 def merge_selector_args(args: list) -> list:
     """Redis ACLMergeSelectorArguments: ``(`` ... ``)`` spread over several words become one
     word; raises IndexError(index of the opening word) when a parenthesis is unmatched."""
-    out, cur, start = [], None, -1
+    out, cur, start = [], [], -1
     for j, op in enumerate(args):
         if op[:1] == b"(" and op[-1:] != b")":
-            cur, start = op, j
+            cur, start = [op], j
             continue
         if start != -1:
-            cur += b" " + op
+            cur.append(op)
             if op[-1:] == b")":
-                out.append(cur)
+                out.append(b" ".join(cur))     # one join: linear in the words' size
                 start = -1
             continue
         out.append(op)
@@ -470,20 +466,22 @@ def merge_selector_args(args: list) -> list:
 class User:
     """An ACL user (Redis ``user``)."""
 
-    __slots__ = ("name", "enabled", "nopass", "sanitize", "passwords", "selectors", "open")
+    __slots__ = ("name", "enabled", "nopass", "sanitize", "passwords", "selectors", "open",
+                 "fast")
 
     def __init__(self, name: bytes, pubsub_all: bool):
         self.name = name
         self.enabled = False
         self.nopass = False
         self.sanitize = None            # None, "sanitize-payload" or "skip-sanitize-payload"
-        self.passwords: list = []       # SHA-256 hex hashes (bytes)
+        self.passwords: dict = {}       # SHA-256 hex hash (bytes) -> None, in order
         self.selectors = [Selector(True, pubsub_all)]
         self.open = False               # may run anything: the dispatcher skips the checks
+        self.fast = False               # anything but maybe some channels (+@all ~*)
 
     def copy_from(self, other: "User") -> None:
         self.enabled, self.nopass, self.sanitize = other.enabled, other.nopass, other.sanitize
-        self.passwords = list(other.passwords)
+        self.passwords = dict(other.passwords)
         self.selectors = [s.copy() for s in other.selectors]
         self.refresh()
 
@@ -494,7 +492,8 @@ class User:
 
     def refresh(self) -> None:
         r = self.selectors[0]
-        self.open = r.allcommands and r.allkeys and r.allchannels
+        self.fast = r.allcommands and r.allkeys
+        self.open = self.fast and r.allchannels
 
     def apply(self, op: bytes, pubsub_all: bool) -> None:
         """Redis ACLSetUser for one (merged) rule; RuleError when refused."""
@@ -509,16 +508,15 @@ class User:
             self.sanitize = _s(low)
         elif low == b"nopass":
             self.nopass = True
-            self.passwords = []
+            self.passwords = {}
         elif low == b"resetpass":
             self.nopass = False
-            self.passwords = []
+            self.passwords = {}
         elif op[:1] in (b">", b"#"):
             h = hash_password(op[1:]) if op[:1] == b">" else op[1:]
             if op[:1] == b"#" and not _valid_hash(h):
                 raise RuleError(E_BADHASH)
-            if h not in self.passwords:
-                self.passwords.append(h)
+            self.passwords.setdefault(h, None)
             self.nopass = False
         elif op[:1] in (b"<", b"!"):
             h = hash_password(op[1:]) if op[:1] == b"<" else op[1:]
@@ -526,7 +524,7 @@ class User:
                 raise RuleError(E_BADHASH)
             if h not in self.passwords:
                 raise RuleError(E_NOPASS)
-            self.passwords.remove(h)
+            del self.passwords[h]
         elif op[:1] == b"(" and op[-1:] == b")":
             sel = Selector(False, pubsub_all)
             try:
@@ -603,7 +601,7 @@ class Acl:
     def __init__(self, config):
         self.config = config
         self.users: dict[bytes, User] = {}
-        self.log: list = []         # newest first
+        self.log: deque = deque()   # LogEntry, newest first (O(1) to add and to trim)
         self.default = self.new_default()
         self.users[b"default"] = self.default
 
@@ -654,157 +652,21 @@ class Acl:
         """Redis addACLLogEntry: bump a like entry among the newest ten, else prepend and
         trim to acllog-max-len.  Complexity: O(LOG_MATCH_SCAN) plus the trim."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-        for i, e in enumerate(self.log[:LOG_MATCH_SCAN]):
+        for i, e in enumerate(islice(self.log, LOG_MATCH_SCAN)):
             if (e.reason == reason and e.context == context and e.object == obj
                     and e.username == username and abs(e.ctime_ms - now_ms) <= LOG_GROUPING_MS):
                 e.count += 1
                 e.cinfo, e.ctime_ms = cinfo, now_ms
-                del self.log[i]
-                self.log.insert(0, e)
+                del self.log[i]             # i < LOG_MATCH_SCAN: O(1)
+                self.log.appendleft(e)
                 return
         e = LogEntry()
         e.count, e.reason, e.context, e.object = 1, reason, context, obj
         e.username, e.ctime_ms, e.cinfo = username, now_ms, cinfo
-        self.log.insert(0, e)
-        del self.log[self.config["acllog-max-len"]:]
+        self.log.appendleft(e)
+        self.trim_log(self.config["acllog-max-len"])
 
-
-# ---- calls: the key positions a command names, and the dispatcher's check ----
-
-_KEYNUM_AT_2 = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"})
-
-
-def _plan(spec) -> tuple:
-    """(table id, key specs, permission of keys no index+range spec covers, permission of
-    the only key when the command has exactly one fixed key, else -1), cached per spec."""
-    plan = _PLANS.get(spec)
-    if plan is None:
-        cid = TABLE.id.get(spec.name, -1)
-        specs = TABLE.keyspecs[cid] if cid >= 0 else ()
-        loose = 0
-        for b, _, _, perm in specs:
-            if b == 0:
-                loose |= perm
-        if not any(b == 0 for b, _, _, _ in specs):
-            for _, _, _, perm in specs:
-                loose |= perm
-        single = -1
-        if (spec.getkeys is None and spec.name not in _KEYNUM_AT_2 and spec.name != "set"
-                and spec.first_key > 0 and spec.last_key == spec.first_key and len(specs) == 1
-                and specs[0][:2] == (spec.first_key, 0)):
-            single = specs[0][3]
-        plan = _PLANS[spec] = (cid, specs, loose, single)
-    return plan
-
-
-_PLANS: dict = {}
-
-
-def key_positions(spec, argv: list) -> list:
-    """(argument index, permission) for each key of one call, as Redis's
-    getKeysFromCommandWithSpecs finds them with the flags of the covering key spec.
-
-    Complexity: O(len(argv))."""
-    cid, specs, loose, single = _plan(spec)
-    if single >= 0:     # GET, HSET ...: one key at a fixed place
-        return [(spec.first_key, single)] if len(argv) > spec.first_key else []
-    name = spec.name
-    if name in _KEYNUM_AT_2:
-        try:
-            n = int(argv[2])
-        except ValueError:
-            return []
-        positions = list(range(3, 3 + n)) if 0 <= n <= len(argv) - 3 else []
-    elif spec.getkeys is not None:
-        try:
-            keys = spec.getkeys(argv)
-        except Exception:       # a call COMMAND GETKEYS refuses names no keys
-            return []
-        ident = {id(k) for k in keys}
-        positions = [i for i, a in enumerate(argv) if id(a) in ident and i > 0]
-    elif spec.first_key > 0 and len(argv) > spec.first_key:
-        last = spec.last_key if spec.last_key >= 0 else len(argv) + spec.last_key
-        positions = list(range(spec.first_key, min(last, len(argv) - 1) + 1, spec.step or 1))
-    else:
-        return []
-    if name == "set":   # Redis setGetKeys: the key is only written unless GET is given
-        get = any(a.split(b"\0", 1)[0].lower() == b"get" for a in argv[3:])
-        return [(1, ALL_PERM if get else WRITE)]
-    out = []
-    for pos in positions:
-        need = loose
-        for b, last, step, perm in specs:
-            if b and pos >= b:
-                end = b + last if last >= 0 else len(argv) + last
-                if pos <= end and (pos - b) % (step or 1) == 0:
-                    need = perm
-                    break
-        out.append((pos, need))
-    return out
-
-
-def check_call(user: User, spec, argv: list) -> tuple[int, int]:
-    """Redis ACLCheckAllUserCommandPerm for a command of this server: (result, index)."""
-    if user.open:
-        return OK, 0
-    cid = _plan(spec)[0]
-    if cid < 0:   # not a Redis command (LITEHIT...): only users with allcommands run it
-        ok = any(s.allcommands for s in user.selectors)
-        return (OK, 0) if ok else (DENIED_CMD, 0)
-    return user.check(cid, argv, lambda: key_positions(spec, argv))
-
-
-def unrestricted_read(user: User, spec, argv: list) -> bool:
-    """Redis ACLUserCheckCmdWithUnrestrictedKeyAccess(..., CMD_KEY_ACCESS): a selector that
-    allows this call reads every key (``allkeys``, or a ``*`` pattern with read).  SORT's
-    BY / GET patterns need it.  Complexity: as :meth:`User.check`."""
-    if user is None or user.open:
-        return True
-    cid = TABLE.id.get(spec.name, -1)
-    keys = None
-    for s in user.selectors:
-        if not (s.allkeys or any(p == b"*" and f & READ for p, f in s.patterns)):
-            continue
-        if cid < 0:
-            if s.allcommands:
-                return True
-            continue
-        if keys is None:
-            keys = key_positions(spec, argv)
-        if s.check(cid, argv, keys)[0] == OK:
-            return True
-    return False
-
-
-# ---- the dispatcher's check and ACL LOG entries ----
-
-CTX_TOPLEVEL, CTX_MULTI, CTX_LUA = b"toplevel", b"multi", b"lua"
-
-
-def client_info(c) -> bytes:
-    from .commands.connection import client_line
-    return client_line(c, time.monotonic()).encode("utf-8", "surrogateescape")
-
-
-def log_denial(c, reason: int, context: bytes, obj: bytes, username: bytes | None = None):
-    c.server.acl.add_log(reason, context, obj, c.user.name if username is None else username,
-                         client_info(c))
-
-
-def deny(c, spec, argv: list, context: bytes | None = None) -> int:
-    """Check one call for ``c.user``; on refusal log it (ACL LOG) and return the reason
-    (acl.DENIED_*), else OK.  Complexity: see acl.User.check."""
-    res, pos = check_call(c.user, spec, argv)
-    if res != OK:
-        if context is None:
-            context = CTX_MULTI if c.multi is not None else CTX_TOPLEVEL
-        obj = spec.name.encode() if res == DENIED_CMD else argv[pos]
-        log_denial(c, res, context, obj)
-    return res
-
-
-def noperm_text(res: int, spec) -> str:
-    """processCommand's NOPERM reply for a refused call."""
-    if res == DENIED_CMD:
-        return _errors.NOPERM_CMD % spec.name
-    return _errors.NOPERM_KEY if res == DENIED_KEY else _errors.NOPERM_CHANNEL
+    def trim_log(self, max_len: int) -> None:
+        log = self.log
+        while len(log) > max_len:
+            log.pop()

@@ -152,6 +152,10 @@ def install(server) -> None:
     a = server.acl
     load_startup(a, server.config)
 
-    def trim(n: int) -> None:
-        del a.log[n:]
-    server.config.on_change("acllog-max-len", trim, call_now=False)
+    server.config.on_change("acllog-max-len", a.trim_log, call_now=False)
+
+    def rewrite_lines() -> list:
+        if server.config["aclfile"]:
+            return []
+        return [b"user " + n + b" " + a.users[n].describe() for n in sorted(a.users)]
+    server.config.acl_rewrite = rewrite_lines

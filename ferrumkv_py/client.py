@@ -5,7 +5,7 @@ ran 22-31% faster than the same server on asyncio streams at -P 1, 18-24% at -P 
 ``c.proto``, ``c.name`` ...).  It glues the transport to :class:`resp.RequestReader` and to
 :func:`Client.call`, the dispatcher, which alone enforces the command table's rules:
 
-    unknown command -> arity -> subcommand -> auth -> MULTI queueing -> denyoom under
+    unknown command -> arity -> subcommand -> auth -> ACL -> MULTI queueing -> denyoom under
     maxmemory -> handler -> reply encoding, stats, WATCH and shadow bookkeeping
 
 A protocol error is answered with Redis's text and closes only this connection; a command
@@ -25,7 +25,7 @@ import asyncio
 import logging
 import time
 
-from . import acl, errors, limits
+from . import acl_calls as acl, errors, limits
 from .client_state import ClientState
 from .errors import CommandError
 from .registry import COMMANDS, lookup
@@ -77,8 +77,9 @@ class Client(asyncio.Protocol, ClientState):
         self.transport = None
         self.addr = "?:0"
         self.laddr = "?:0"
-        self.slow_path = server.ops.slow_all or not self.user.open   # MONITOR / CLIENT
+        self.slow_path = server.ops.slow_all or not self.user.fast   # MONITOR / CLIENT
         #   PAUSE on, or an ACL-limited user: every command takes call()
+        self.commands = acl.dispatch_table(self.user, COMMANDS)   # the inline path's table
 
     @property
     def authenticated(self) -> bool:
@@ -213,7 +214,7 @@ class Client(asyncio.Protocol, ClientState):
         self.executing = out    # push() to this client goes before the current reply
         append = out.append
         get_batch = reader.get_batch
-        commands = COMMANDS
+        commands = self.commands     # COMMANDS, or without the channel commands (acl_calls)
         count = self._count
         ops = server.ops                # ops.py: slowlog / latency monitor threshold
         slow_ns = ops.slow_ns
@@ -349,7 +350,8 @@ class Client(asyncio.Protocol, ClientState):
         """Run one command and return its encoded reply.  Complexity: the command's own.
 
         The checks run in Redis 7.0's ``processCommand`` order: unknown command or
-        subcommand, arity, authentication, ``no_multi`` inside MULTI, then the memory check
+        subcommand, arity, authentication, ``no_multi`` inside MULTI, the ACL user's
+        permissions (only for a user that is not all-permissive), then the memory check
         (inside MULTI every queued command is refused when memory cannot be freed, and EXEC
         is refused when it holds a ``denyoom`` command), then queueing or execution.
         """
@@ -376,6 +378,10 @@ class Client(asyncio.Protocol, ClientState):
         multi = self.multi
         if multi is not None and "no_multi" in spec.flags:
             return self._reject("ERR " + errors.NOT_IN_MULTI, spec)
+        if not self.user.open:      # ACL: a user that may not run everything (acl.py)
+            res = acl.deny(self, spec, argv)
+            if res:
+                return self._reject(acl.noperm_text(res, spec), spec)
         if multi is not None:   # refused before queueing, as Redis (DEBUG's gate: debug.py)
             check = getattr(spec.handler, "queue_check", None)
             refused = check(self) if check is not None else None
@@ -565,10 +571,10 @@ class Client(asyncio.Protocol, ClientState):
             try:
                 for spec, argv in queued:
                     if not self.user.open:   # ACL rules may have changed since queued
-                        from .commands.acl import exec_noperm_text
                         res = acl.deny(self, spec, argv, acl.CTX_MULTI)
                         if res:
-                            parts.append(encode_error(exec_noperm_text(res)))
+                            self.server.stats.count_error("NOPERM")
+                            parts.append(encode_error(acl.exec_noperm_text(res)))
                             continue
                     parts.append(self.run(spec, argv))
             finally:
@@ -632,7 +638,8 @@ class Client(asyncio.Protocol, ClientState):
             self.set_obuf_class(cls)
         self.slow_path = (subscribed or self.tracking is not None
                           or self.reply_gate is not None or self.server.ops.slow_all
-                          or not self.user.open)
+                          or not self.user.fast)
+        self.commands = acl.dispatch_table(self.user, COMMANDS)
 
     def leave_events(self) -> None:
         """RESET / disconnect: drop every subscription and the tracking state."""

@@ -133,6 +133,9 @@ def rewrite(config: Config) -> None:
         lines.pop()
     seen: set[str] = set()
     out: list[bytes] = []
+    # ACL users (acl_file.install): every user as a "user" line where the first one was,
+    # the others dropped; none with an aclfile (Redis rewriteConfigUserOption)
+    users = config.acl_rewrite() if config.acl_rewrite is not None else None
     for raw in lines:
         line = raw.strip(CONF_TRIM)
         name = None
@@ -142,7 +145,11 @@ def rewrite(config: Config) -> None:
                 name = to_str(words[0]).lower() if words else None
             except UnbalancedQuotes:
                 name = None
-        if name in SPECS:
+        if name == "user" and users is not None:
+            if name not in seen:
+                seen.add(name)
+                out.extend(users)
+        elif name in SPECS:
             if name not in seen:
                 seen.add(name)
                 out.append(conf_line(SPECS[name], config.values[name]))
@@ -152,10 +159,12 @@ def rewrite(config: Config) -> None:
     changed = [s for s in SPECS.values()
                if s.name not in seen and config.values[s.name] != s.default
                and s.name not in ALIAS_NAMES]
-    if changed:
+    extra_users = users if users and "user" not in seen else []
+    if changed or extra_users:
         if REWRITE_SIGNATURE not in out:
             out.append(REWRITE_SIGNATURE)
         out.extend(conf_line(s, config.values[s.name]) for s in changed)
+        out.extend(extra_users)
     tmp = config.file + ".tmp"
     with open(tmp, "wb", opener=regular_opener) as f:
         f.write(b"\n".join(out) + b"\n")

@@ -403,6 +403,7 @@ class Config:
             self.values["dir"] = os.path.abspath(self.values["dir"])
         self.file: str | None = None
         self.acl_users: list = []    # words after each "user" line (acl_file.install)
+        self.acl_rewrite: Callable[[], list] | None = None   # CONFIG REWRITE's user lines
         self._listeners: dict[str, list[Callable[[Any], None]]] = {}
         for spec in SPECS.values():     # an alias and its name hold one value
             if spec.alias_of in self.values:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 import secrets
 import time
+from itertools import islice
 
 from .. import acl, errors
-from ..acl import CTX_LUA, CTX_MULTI, CTX_TOPLEVEL, TABLE, RuleError, deny, log_denial  # noqa: F401
+from ..acl import TABLE, RuleError
+from ..acl_calls import check_call
 from ..errors import CommandError
 from ..registry import COMMANDS, command, lookup
 from ..resp import OK, RespSet, Status
@@ -33,17 +35,6 @@ def _c_str(b: bytes) -> str:
 
 
 # ---- used by EXEC, AUTH / HELLO and scripts (the dispatcher's check is acl.deny) ----
-
-def exec_noperm_text(res: int) -> str:
-    reason = {acl.DENIED_CMD: errors.EXEC_REASON_CMD, acl.DENIED_KEY: errors.EXEC_REASON_KEY,
-              acl.DENIED_CHANNEL: errors.EXEC_REASON_CHANNEL}[res]
-    return errors.NOPERM_EXEC % reason
-
-
-def script_noperm_text(res: int) -> str:
-    return {acl.DENIED_CMD: errors.SCRIPT_NOPERM_CMD, acl.DENIED_KEY: errors.SCRIPT_NOPERM_KEY,
-            acl.DENIED_CHANNEL: errors.SCRIPT_NOPERM_CHANNEL}[res]
-
 
 def set_user(c, user) -> None:
     """Authenticate ``c`` as ``user`` (AUTH, HELLO AUTH): the dispatcher's checks follow
@@ -80,7 +71,7 @@ def kill_pubsub_if_needed(c, new, original) -> None:
     Complexity: O(clients x subscriptions x channel patterns)."""
     if any(s.allchannels for s in new.selectors):
         return
-    upcoming = [p for s in new.selectors for p in s.channels]
+    upcoming = {p: None for s in new.selectors for p in s.channels}
     if all(p in upcoming for s in original.selectors for p in s.channels):
         return
     for x in list(c.server.clients.values()):
@@ -249,7 +240,7 @@ def acl_log(c, argv):
     return [{b"count": e.count, b"reason": acl.REASONS[e.reason], b"context": e.context,
              b"object": e.object, b"username": e.username,
              b"age-seconds": (now_ms - e.ctime_ms) / 1000, b"client-info": e.cinfo}
-            for e in a.log[:count]]
+            for e in islice(a.log, count)]
 
 
 @command("dryrun", -4, _ADMIN, parent="acl")
@@ -269,7 +260,7 @@ def acl_dryrun(c, argv):
         raise CommandError(errors.ACL_DRYRUN_NO_COMMAND % _c_str(call[0]))
     if not spec.arity_ok(len(call)):
         raise CommandError(errors.WRONG_ARGS % spec.name)
-    res, pos = acl.check_call(u, spec, call)
+    res, pos = check_call(u, spec, call)
     if res == acl.DENIED_CMD:
         return (errors.ACL_DRYRUN_CMD % spec.name).encode()
     if res == acl.DENIED_KEY:

@@ -73,13 +73,14 @@ def select(c, argv):
 def _check_password(c, user: bytes, password: bytes, argv0: bytes) -> None:
     """Authenticate as an ACL user (acl.Acl.authenticate: enabled, and nopass or one of its
     SHA-256 hashes, compared in constant time); a failure goes to ACL LOG."""
-    from . import acl as acl_cmds
+    from .. import acl_calls
+    from .acl import set_user
     u = c.server.acl.authenticate(user, password)
     if u is None:
-        acl_cmds.log_denial(c, acl_cmds.acl.DENIED_AUTH, acl_cmds.CTX_MULTI if c.multi is not None
-                            else acl_cmds.CTX_TOPLEVEL, argv0, user)
+        acl_calls.log_denial(c, acl_calls.DENIED_AUTH, acl_calls.CTX_MULTI if c.multi is not None
+                             else acl_calls.CTX_TOPLEVEL, argv0, user)
         raise CommandError(errors.WRONGPASS)
-    acl_cmds.set_user(c, u)
+    set_user(c, u)
 
 
 @command("auth", -2, "noauth allow_busy fast loading noscript stale", group="connection")

@@ -158,7 +158,7 @@ def _elements(c, value, dontsort: bool, desc: bool, start: int, end: int):
 
 
 def _sort_generic(c, argv, readonly: bool):
-    from ..acl import unrestricted_read
+    from ..acl_calls import unrestricted_read
     full_read = unrestricted_read(c.user, COMMANDS[b"sort_ro" if readonly else b"sort"], argv)
     desc, alpha, limit_start, limit_count, store, by, gets = _parse(argv, readonly, full_read)
     e = c.db.lookup_read(argv[1])

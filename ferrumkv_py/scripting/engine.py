@@ -200,7 +200,7 @@ class Engine:
         if "noscript" in spec.flags:
             raise self._reject(spec, "ERR This Redis command is not allowed from script")
         if not run.caller.user.open:    # ACL: the caller's user (Redis scriptVerifyACL)
-            from ..commands.acl import CTX_LUA, deny, script_noperm_text
+            from ..acl_calls import CTX_LUA, deny, script_noperm_text
             res = deny(run.caller, spec, argv, CTX_LUA)
             if res:
                 raise self._reject(spec, script_noperm_text(res))
@@ -292,7 +292,7 @@ class Engine:
             spec = spec.subcommands.get(text(argv[1]).lower())
         if spec is None or None in argv:
             return None, self._err_table(b"ERR Invalid command passed to redis.acl_check_cmd()")
-        from ..acl import OK, check_call   # the caller's user may run it with these arguments
+        from ..acl_calls import OK, check_call   # may the caller's user run it like this
         return check_call(self.run.caller.user, spec, argv)[0] == OK
 
     def _rand_next(self) -> float:

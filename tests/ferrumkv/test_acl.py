@@ -7,7 +7,7 @@ import random
 import pytest
 import redis
 
-from ferrumkv_py import acl, errors
+from ferrumkv_py import acl, acl_calls, errors
 from ferrumkv_py.acl import RuleError, Selector, TABLE, User
 from ferrumkv_py.acl_file import check_startup, load_startup
 from ferrumkv_py.config import Config, ConfigError
@@ -92,12 +92,12 @@ def test_key_patterns_merge_and_print():
 
 def test_passwords_hashes_and_flags():
     u = _user(b"on", b">pw", b">pw", b"#" + acl.hash_password(b"x"))
-    assert u.passwords == [acl.hash_password(b"pw"), acl.hash_password(b"x")]
+    assert list(u.passwords) == [acl.hash_password(b"pw"), acl.hash_password(b"x")]
     assert u.check_password(b"pw") and u.check_password(b"x") and not u.check_password(b"y")
     u.apply(b"<pw", False)
     assert not u.check_password(b"pw")
     u.apply(b"nopass", False)
-    assert u.passwords == [] and u.check_password(b"anything")
+    assert not u.passwords and u.check_password(b"anything")
     u.apply(b"reset", False)
     assert u.flags() == [b"off", b"sanitize-payload"] and not u.nopass
     assert u.describe() == b"off sanitize-payload resetchannels -@all"
@@ -115,14 +115,14 @@ def test_key_positions_use_each_key_spec():
     from ferrumkv_py.registry import lookup
     import ferrumkv_py.commands  # noqa: F401
     sp = lookup(b"sdiffstore")
-    assert acl.key_positions(sp, [b"sdiffstore", b"d", b"s1", b"s2"]) == [
+    assert acl_calls.key_positions(sp, [b"sdiffstore", b"d", b"s1", b"s2"]) == [
         (1, acl.WRITE), (2, acl.READ), (3, acl.READ)]
-    assert acl.key_positions(lookup(b"lmove"), [b"lmove", b"a", b"b", b"left", b"left"]) == [
+    assert acl_calls.key_positions(lookup(b"lmove"), [b"lmove", b"a", b"b", b"left", b"left"]) == [
         (1, acl.ALL_PERM), (2, acl.WRITE)]
     ev = lookup(b"eval")
-    assert acl.key_positions(ev, [b"eval", b"s", b"2", b"k1", b"k2", b"a"]) == [
+    assert acl_calls.key_positions(ev, [b"eval", b"s", b"2", b"k1", b"k2", b"a"]) == [
         (3, acl.ALL_PERM), (4, acl.ALL_PERM)]
-    assert acl.key_positions(lookup(b"zunionstore"),
+    assert acl_calls.key_positions(lookup(b"zunionstore"),
                              [b"zunionstore", b"d", b"2", b"a", b"b"]) == [
         (1, acl.WRITE), (3, acl.READ), (4, acl.READ)]
 
@@ -396,3 +396,95 @@ def test_save_and_load(make_server, tmp_path):
 def test_save_load_need_an_aclfile(r2):
     assert err(r2, "ACL", "SAVE") == errors.ACL_NO_FILE
     assert err(r2, "ACL", "LOAD") == errors.ACL_NO_FILE
+
+
+def test_acl_pubsub_default_allchannels(r2):
+    r2.config_set("acl-pubsub-default", "allchannels")
+    r2.execute_command("ACL", "SETUSER", "p1")
+    assert "Try 'resetchannels'" in err(r2, "ACL", "SETUSER", "p2", "&x")   # after &*
+    r2.execute_command("ACL", "SETUSER", "p2", "resetchannels", "&x", "reset")
+    r2.config_set("acl-pubsub-default", "resetchannels")
+    r2.execute_command("ACL", "SETUSER", "p3")
+    assert r2.execute_command("ACL", "LIST")[1:] == [
+        b"user p1 off &* -@all", b"user p2 off sanitize-payload &* -@all",
+        b"user p3 off resetchannels -@all"]
+    assert err(r2, "CONFIG", "SET", "acl-pubsub-default", "x") == (
+        "CONFIG SET failed (possibly related to argument 'acl-pubsub-default') - argument(s) "
+        "must be one of the following: allchannels, resetchannels")
+
+
+def test_config_rewrite_writes_users(server, r2, tmp_path):
+    conf = tmp_path / "f.conf"
+    conf.write_bytes(b"# top\nuser gone on\n# keep\nuser gone2 on\n")
+    server.call(lambda: setattr(server.server.config, "file", str(conf)))
+    r2.execute_command("ACL", "SETUSER", "alice", "on", ">pw", "~k*", "+get")
+    assert r2.config_rewrite()
+    # the users where the first "user" line was, the other user lines dropped
+    assert conf.read_bytes().startswith(   # (then the changed configs: port, dir ...)
+        b"# top\nuser alice on #" + acl.hash_password(b"pw") + b" ~k* resetchannels -@all +get"
+        b"\nuser default on nopass ~* &* +@all\n# keep\n")
+    assert b"gone" not in conf.read_bytes()
+    config = Config()
+    config.load_file(str(conf))             # the file reads back: same users
+    a = acl.Acl(config)
+    load_startup(a, config)
+    assert sorted(a.users) == [b"alice", b"default"]
+    assert a.users[b"alice"].check_password(b"pw")
+
+
+def test_deleting_own_user_closes_after_the_reply(server, r2):
+    r2.execute_command("ACL", "SETUSER", "self", "on", "nopass", "+@all", "~*")
+    c = RawConn(server.port)
+    c.send(b"AUTH self x\r\nACL DELUSER self\r\nPING\r\n")
+    assert c.read_reply() == b"+OK\r\n" and c.read_reply() == b":1\r\n"
+    assert c.closed()
+
+
+def test_hello_auth_failure_is_logged(server, r2):
+    c = RawConn(server.port)
+    c.send(b"HELLO 3 AUTH nobody pw\r\n")
+    assert c.read_reply() == b"-" + errors.WRONGPASS.encode() + b"\r\n"
+    c.close()
+    e = r2.execute_command("ACL", "LOG", "1")[0]
+    e = dict(zip(e[::2], e[1::2]))
+    assert (e[b"reason"], e[b"object"], e[b"username"]) == (b"auth", b"HELLO", b"nobody")
+
+
+def test_startup_refuses_bad_users(tmp_path):
+    from ferrumkv_py.cli import StartupError, build_config
+    conf = tmp_path / "f.conf"
+    conf.write_bytes(b"user alice on ~a b\n")
+    with pytest.raises(StartupError, match="Error loading ACL rule 'b' for the user named"):
+        build_config([str(conf)])
+    (tmp_path / "u.acl").write_bytes(b"user bob on +nope\n")
+    with pytest.raises(StartupError, match="u.acl:1: Unknown command or category name in ACL"):
+        build_config(["--dir", str(tmp_path), "--aclfile", "u.acl"])
+
+
+def test_plus_all_user_limited_channels_stays_inline(server, r2):
+    """``~* +@all`` with resetchannels: only channel commands are checked (the others stay
+    on the inline path), and those are refused as for any user."""
+    r2.execute_command("ACL", "SETUSER", "f", "on", "nopass", "~*", "+@all", "&news.*")
+    c = RawConn(server.port)
+    c.send(b"AUTH f x\r\nSET k v\r\nGET k\r\n")
+    assert c.read_reply() == b"+OK\r\n" and c.read_reply() == b"+OK\r\n"
+    assert c.read_reply() == b"$1\r\nv\r\n"
+    flags = server.call(lambda: [(x.slow_path, len(x.commands) < len(acl_calls_commands()))
+                                 for x in server.server.clients.values()
+                                 if x.user.name == b"f"])
+    assert flags == [(False, True)]
+    for cmd in (b"PUBLISH other m", b"publish other m", b"SUBSCRIBE news.a other",
+                b"SPUBLISH other m", b"PSUBSCRIBE *"):
+        c.send(cmd + b"\r\n")
+        assert c.read_reply() == b"-" + errors.NOPERM_CHANNEL.encode() + b"\r\n", cmd
+    c.send(b"PUBLISH news.x m\r\n")
+    assert c.read_reply() == b":0\r\n"
+    r2.execute_command("ACL", "SETUSER", "f", "-get")     # no longer fast: all checked
+    c.send(b"GET k\r\n")
+    assert c.read_reply() == b"-" + (errors.NOPERM_CMD % "get").encode() + b"\r\n"
+    c.close()
+
+
+def acl_calls_commands():
+    from ferrumkv_py.registry import COMMANDS
+    return COMMANDS
