@@ -507,7 +507,8 @@ class Engine:
         has sent something.  Complexity: O(clients) plus the commands read."""
         fds = {}
         for c in self.server.clients.values():
-            if c is not caller and c.fd >= 0 and not c.closing and not c.paused:
+            if (c is not caller and c.fd >= 0 and not c.closing and not c.paused
+                    and c.bstate is None):   # a blocked client (blocking.py) waits
                 fds[c.fd] = c
         if not fds:
             return
