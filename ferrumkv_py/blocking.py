@@ -209,7 +209,7 @@ class Blocking:
                     s.discard(mark)
                     if not s:
                         del watched[k]
-        if not c.closing:
+        if not c.closing and (c.bheld is not None or c.reader.more):
             asyncio.get_running_loop().call_soon(self._resume, c)
 
     def _untime(self, w) -> None:
