@@ -704,3 +704,19 @@ def test_blocked_client_waits_through_a_busy_script(make_server):
     t.join(20)
     assert ended and not t.is_alive()
     runner.close()
+
+
+def test_console_writes_wake_waiters(make_server):
+    from tests.conftest import free_port
+    from tests.ferrumkv.test_console import command
+    port = free_port()
+    s = make_server(console_port=str(port))
+    waiter, ctl = RawConn(s.port), RawConn(s.port)
+    waiter.send(frame(["BLPOP", "q", "0"]))
+    for _ in range(BARRIER_POLLS):
+        ctl.send(frame(["INFO", "clients"]))
+        if b"blocked_clients:1" in ctl.read_reply():
+            break
+        time.sleep(BARRIER_POLL_S)
+    assert command(port, ["RPUSH", "q", "from-console"])[0] == 200
+    assert waiter.read_reply() == b"*2\r\n$1\r\nq\r\n$12\r\nfrom-console\r\n"
