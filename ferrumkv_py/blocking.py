@@ -209,7 +209,7 @@ class Blocking:
                     s.discard(mark)
                     if not s:
                         del watched[k]
-        if not c.closing:
+        if not c.closing and (c.bheld is not None or c.reader.more):
             asyncio.get_running_loop().call_soon(self._resume, c)
 
     def _untime(self, w) -> None:
@@ -241,7 +241,10 @@ class Blocking:
 
     def signal(self, dbid: int, key: bytes) -> None:
         """A waited-on key changed: queue it if it now holds a list or a sorted set.
-        Complexity: O(1)."""
+
+        Called from inside the keyspace's write paths, so it peeks at ``Database.data``
+        instead of a lookup (which could expire an entry mid-write); the type is checked
+        again, with a real lookup, when the key is served.  Complexity: O(1)."""
         k = (dbid, key)
         if k in self.ready_set:
             return

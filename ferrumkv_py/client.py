@@ -204,7 +204,7 @@ class Client(asyncio.Protocol, ClientState):
         if self.bstate is not None:     # blocked: what it sends waits (blocking.py)
             server.blocking.hold(self, data)
             return
-        held = self.bheld
+        held, self.bheld = self.bheld, None
         stats = server.stats
         ks = self.ks
         ks.now_ms = ks.clock.now_ms()   # Keyspace.refresh_time(), one call fewer per read
@@ -222,20 +222,18 @@ class Client(asyncio.Protocol, ClientState):
         while True:
             # All the complete commands of the read at once (RequestReader.get_batch; the
             # first call feeds the read in)
-            if held is not None:    # the rest of the read that blocked, now served
-                batch, held, self.bheld = held, None, None
-            else:
-                try:
-                    batch = get_batch(data)
-                    data = None
-                except ProtocolError as e:
-                    stats.protocol_errors += 1
-                    append(e.reply())
-                    self.closing = True
-                    break
-                except QueryBufferLimit as e:
-                    limits.close_for_query_limit(self, e.head)
-                    break
+            try:
+                # (held: the rest of a read that blocked, now served: blocking.py)
+                batch = get_batch(data) if held is None else held
+                data = held = None
+            except ProtocolError as e:
+                stats.protocol_errors += 1
+                append(e.reply())
+                self.closing = True
+                break
+            except QueryBufferLimit as e:
+                limits.close_for_query_limit(self, e.head)
+                break
             if not batch:
                 break
             it = iter(batch)

@@ -257,6 +257,9 @@ class Console:
             return decode_reply(c.call(argv))
         finally:
             c.unwatch_all()
+            if self.server.blocking_due:    # keys it made ready: serve their waiters now
+                self.server.blocking.after_command(c)
+                self.server.flush_pushes()
 
 
 def _int_arg(request, name: str, default: int, lo: int, hi: int) -> int:

@@ -25,7 +25,8 @@ def serve_others(server, caller) -> None:
     has sent something.  Complexity: O(clients) plus the commands read."""
     fds = {}
     for c in server.clients.values():
-        if c is not caller and c.fd >= 0 and not c.closing and not c.paused:
+        if (c is not caller and c.fd >= 0 and not c.closing and not c.paused
+                and c.bstate is None):   # a blocked client (blocking.py) waits
             fds[c.fd] = c
     if not fds:
         return

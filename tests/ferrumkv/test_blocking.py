@@ -664,3 +664,59 @@ def test_random_scripts_of_waiters_and_writes_match_redis(diff, seed, proto):
                     blocked.discard(i)
         return out
     diff(6, script, proto)
+
+
+def test_blocked_client_waits_through_a_busy_script(make_server):
+    """During a busy script the server answers other clients (allow-busy commands); a blocked
+    client's commands are not run out of order, they wait for its wake-up."""
+    s = make_server(busy_reply_threshold=50)
+    waiter, other = RawConn(s.port), RawConn(s.port)
+    waiter.send(frame(["BLPOP", "q", "0"]))
+    for _ in range(BARRIER_POLLS):
+        other.send(frame(["INFO", "clients"]))
+        if b"blocked_clients:1" in other.read_reply():
+            break
+        time.sleep(BARRIER_POLL_S)
+    runner = redis.Redis(port=s.port, socket_timeout=20, retry_on_error=[])
+    ended = []
+
+    def run_script():
+        try:
+            runner.eval("redis.call('rpush', 'q', 'v') local i = 0 while true do i = i + 1 end",
+                        0)
+        except redis.RedisError as e:      # the connection goes with the shutdown
+            ended.append(e)
+    t = threading.Thread(target=run_script)
+    t.start()
+    for _ in range(BARRIER_POLLS):
+        other.send(frame(["PING"]))
+        if other.read_reply().startswith(b"-BUSY"):
+            break
+        time.sleep(BARRIER_POLL_S)
+    waiter.send(frame(["PING"]))          # allow-busy? no: PING waits in any case
+    other.send(frame(["SCRIPT", "KILL"]))
+    assert other.read_reply() == b"-UNKILLABLE Sorry the script already executed write " \
+        b"commands against the dataset. You can either wait the script termination or " \
+        b"kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n"
+    other.send(frame(["SHUTDOWN", "NOSAVE"]))
+    assert waiter.closed(timeout=10)       # no reply was sent before the shutdown
+    assert waiter.buf == b""
+    t.join(20)
+    assert ended and not t.is_alive()
+    runner.close()
+
+
+def test_console_writes_wake_waiters(make_server):
+    from tests.conftest import free_port
+    from tests.ferrumkv.test_console import command
+    port = free_port()
+    s = make_server(console_port=str(port))
+    waiter, ctl = RawConn(s.port), RawConn(s.port)
+    waiter.send(frame(["BLPOP", "q", "0"]))
+    for _ in range(BARRIER_POLLS):
+        ctl.send(frame(["INFO", "clients"]))
+        if b"blocked_clients:1" in ctl.read_reply():
+            break
+        time.sleep(BARRIER_POLL_S)
+    assert command(port, ["RPUSH", "q", "from-console"])[0] == 200
+    assert waiter.read_reply() == b"*2\r\n$1\r\nq\r\n$12\r\nfrom-console\r\n"
