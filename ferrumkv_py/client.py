@@ -340,9 +340,10 @@ class Client(asyncio.Protocol):
             if self.closing or not reader.more or self.held is not None:
                 break
         if stats.pending:
+            elapsed_ns = _perf_ns() - t0
             if ops.tracking:    # latency histograms, per read as commandstats (ops.py)
-                ops.track_read(stats.pending, _perf_ns() - t0)
-            stats.flush(_perf_ns() - t0)
+                ops.track_read(stats.pending, elapsed_ns)
+            stats.flush(elapsed_ns)
         self.executing = None
         if out:     # (after an output-limit abort the transport drops it)
             data = b"".join(out) if len(out) > 1 else out[0]

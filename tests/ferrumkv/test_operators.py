@@ -613,3 +613,17 @@ def test_huge_pause_then_unpause(server):
     assert _cmd(c, "CLIENT", "UNPAUSE") == b"+OK\r\n"
     assert _cmd(c, "SET", "x", "1") == b"+OK\r\n"
     c.close()
+
+
+def test_redact_unit():
+    from ferrumkv_py.registry import COMMANDS, lookup
+    from ferrumkv_py.slowlog import redact
+    hello = COMMANDS[b"hello"]
+    assert redact(hello, [b"HELLO", b"x", b"AUTH", b"u", b"p"]) == [
+        b"HELLO", b"x", b"AUTH", b"(redacted)", b"(redacted)"]
+    assert redact(hello, [b"HELLO", b"3", b"SETNAME", b"auth", b"AUTH", b"u", b"p"]) == [
+        b"HELLO", b"3", b"SETNAME", b"auth", b"AUTH", b"(redacted)", b"(redacted)"]
+    cfg_set = lookup(b"config").subcommands["set"]
+    assert redact(cfg_set, [b"CONFIG", b"SET", b"hz", b"5", b"REQUIREPASS", b"s"]) == [
+        b"CONFIG", b"SET", b"hz", b"5", b"REQUIREPASS", b"(redacted)"]
+    assert redact(COMMANDS[b"get"], [b"GET", b"auth"]) == [b"GET", b"auth"]
