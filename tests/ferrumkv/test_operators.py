@@ -627,3 +627,37 @@ def test_redact_unit():
     assert redact(cfg_set, [b"CONFIG", b"SET", b"hz", b"5", b"REQUIREPASS", b"s"]) == [
         b"CONFIG", b"SET", b"hz", b"5", b"REQUIREPASS", b"(redacted)"]
     assert redact(COMMANDS[b"get"], [b"GET", b"auth"]) == [b"GET", b"auth"]
+
+
+def _mask_ints(reply: bytes) -> bytes:
+    return re.sub(rb":\d+\r\n", b":N\r\n", reply)
+
+
+@pytest.mark.needs_redis
+@pytest.mark.parametrize("proto", [2, 3])
+def test_histogram_and_latencystats_shapes_match_redis(server, redis_server, proto):
+    shapes = []
+    for port in (server.port, redis_server):
+        c = RawConn(port)
+        _cmd(c, "HELLO", proto)
+        _cmd(c, "CONFIG", "RESETSTAT")
+        _cmd(c, "ECHO", "x")
+        hist = _cmd(c, "LATENCY", "HISTOGRAM", "echo", "nosuch")
+        info = _cmd(c, "INFO", "latencystats")
+        lines = {re.sub(r"=\d+\.\d{3}", "=X", x)
+                 for x in info[info.index(b"\r\n") + 2:].decode().removeprefix("txt:")
+                 .split("\r\n")
+                 if "_echo:" in x or x.startswith("#")}
+        shapes.append((_mask_ints(hist), lines))
+        c.close()
+    assert shapes[0] == shapes[1]
+    assert shapes[0][1] == {"# Latencystats", "latency_percentiles_usec_echo:p50=X,p99=X,"
+                                                "p99.9=X"}
+
+
+def test_slowlog_through_redis_py_parser(server, r2):
+    _log_all(r2)
+    r2.client_setname("who")
+    got = r2.slowlog_get(1)[0]
+    assert got["command"] == b"CLIENT SETNAME who" and got["client_name"] == b"who"
+    assert got["client_address"].startswith(b"127.0.0.1:") and got["duration"] >= 0
