@@ -661,3 +661,23 @@ def test_slowlog_through_redis_py_parser(server, r2):
     got = r2.slowlog_get(1)[0]
     assert got["command"] == b"CLIENT SETNAME who" and got["client_name"] == b"who"
     assert got["client_address"].startswith(b"127.0.0.1:") and got["duration"] >= 0
+
+
+def test_client_list_counts_unparsed_input(server, r2):
+    c = RawConn(server.port)
+    c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\n12345")    # a partial frame waits
+    time.sleep(0.1)
+    lines = r2.execute_command("CLIENT", "LIST").decode().splitlines()
+    qbufs = [int(re.search(r" qbuf=(\d+) ", x).group(1)) for x in lines]
+    assert max(qbufs) > 0 and all(re.search(r" omem=\d+ tot-mem=\d+ ", x) for x in lines)
+    c.close()
+
+
+def test_add_latency_threshold(server, r2):
+    ops = server.server.ops
+    server.call(lambda: ops.add_latency("expire-cycle", 5_000_000))    # off: nothing
+    assert r2.execute_command("LATENCY", "LATEST") == []
+    r2.config_set("latency-monitor-threshold", 5)
+    server.call(lambda: ops.add_latency("expire-cycle", 4_999_999))
+    server.call(lambda: ops.add_latency("eviction-cycle", 5_000_000))
+    assert [e[0] for e in r2.execute_command("LATENCY", "LATEST")] == [b"eviction-cycle"]
