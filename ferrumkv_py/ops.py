@@ -7,8 +7,8 @@ What the dispatcher does (client.py), and what it costs:
   (``perf_counter_ns``) and compares the time since the previous reading with
   :attr:`Ops.slow_ns`, the smallest duration anything here wants to hear about
   (``slowlog-log-slower-than``, ``latency-monitor-threshold``); only then it calls
-  :meth:`Ops.after_command`.  The first command of a read also carries the parsing of the
-  read, the others their own encoding: the measured time is dispatch + execution + reply.
+  :meth:`Ops.after_command`.  The clock starts after the read is parsed, so a command's
+  measured time is its dispatch, execution and reply encoding.
 - :meth:`Client.run` (everything else: MULTI/EXEC's commands, subcommands, errors, pub/sub
   and tracking clients, and every command while a MONITOR is connected) times the handler
   alone with two clock readings, and feeds MONITOR.

@@ -681,3 +681,42 @@ def test_add_latency_threshold(server, r2):
     server.call(lambda: ops.add_latency("expire-cycle", 4_999_999))
     server.call(lambda: ops.add_latency("eviction-cycle", 5_000_000))
     assert [e[0] for e in r2.execute_command("LATENCY", "LATEST")] == [b"eviction-cycle"]
+
+
+def test_pause_spares_monitors_and_forgets_gone_clients(server):
+    m = _monitor(server.port)
+    admin, gone = RawConn(server.port), RawConn(server.port)
+    try:
+        _cmd(admin, "CLIENT", "PAUSE", 100000, "ALL")
+        assert _cmd(m, "PING") == b"+PONG\r\n"        # a monitor is never paused
+        gone.send(b"*3\r\n$3\r\nSET\r\n$1\r\ng\r\n$1\r\n1\r\n")
+        assert _silent(gone)
+        gone.close()
+        deadline = time.time() + 5
+        while time.time() < deadline and server.call(lambda: len(server.server.ops.held)):
+            time.sleep(0.01)
+        assert server.call(lambda: len(server.server.ops.held)) == 0
+        server.call(server.server.ops.unpause)
+        assert _cmd(admin, "EXISTS", "g") == b":0\r\n"  # the gone client's SET never ran
+    finally:
+        m.close()
+        admin.close()
+
+
+def test_held_client_reads_on_and_runs_in_order(server):
+    admin, c = RawConn(server.port), RawConn(server.port)
+    try:
+        _cmd(admin, "CLIENT", "PAUSE", 100000, "WRITE")
+        c.send(b"*3\r\n$4\r\nSADD\r\n$1\r\ns\r\n$1\r\na\r\n")
+        assert _silent(c)
+        # more commands, in two reads (one cut mid-frame), arrive during the pause
+        c.send(b"*3\r\n$4\r\nSADD\r\n$1\r\ns\r\n$1\r\nb\r\n*2\r\n$5\r\nSCARD\r\n")
+        time.sleep(0.05)
+        c.send(b"$1\r\ns\r\n")
+        assert _silent(c)
+        _cmd(admin, "CLIENT", "UNPAUSE")
+        assert [c.read_reply() for _ in range(3)] == [b":1\r\n", b":1\r\n", b":2\r\n"]
+        assert _cmd(c, "SCARD", "s") == b":2\r\n"
+    finally:
+        admin.close()
+        c.close()
