@@ -394,7 +394,9 @@ class Client(asyncio.Protocol):
         busy = server.busy_script   # a script past busy-reply-threshold (scripting.py)
         if busy is not None and "allow_busy" not in spec.flags:
             return self._reject(busy.busy_error, spec)
-        if server.maxmemory and busy is None:
+        # (during a CLIENT PAUSE nothing is evicted and nothing refused for memory: Redis's
+        # isSafeToPerformEvictions; the writes are postponed below)
+        if server.maxmemory and busy is None and server.ops.pause_type is None:
             if multi is not None:
                 deny = spec.name not in _MULTI_NO_OOM
             elif spec.name == "exec":

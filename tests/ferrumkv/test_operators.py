@@ -720,3 +720,20 @@ def test_held_client_reads_on_and_runs_in_order(server):
     finally:
         admin.close()
         c.close()
+
+
+def test_pause_suspends_eviction(server, r2):
+    for i in range(50):
+        r2.set("e%d" % i, "x" * 100)
+    r2.config_set("maxmemory-policy", "allkeys-random")
+    r2.client_pause(100000, all=False)
+    try:
+        r2.config_set("maxmemory", 1)            # would evict everything at once
+        server.call(server.server.cron)
+        assert r2.dbsize() == 50
+        assert r2.get("e1") == b"x" * 100        # reads are not refused for memory
+    finally:
+        r2.execute_command("CLIENT", "UNPAUSE")
+    server.call(server.server.cron)
+    assert r2.dbsize() < 50
+    r2.config_set("maxmemory", 0)
