@@ -207,3 +207,11 @@ UNKILLABLE = ("UNKILLABLE Sorry the script already executed write commands again
               "dataset. You can either wait the script termination or kill the server in a "
               "hard way using the SHUTDOWN NOSAVE command.")
 SCRIPT_FLUSH_OPTION = "SCRIPT FLUSH only support SYNC|ASYNC option"
+# ---- operators: SLOWLOG, LATENCY, MONITOR, CLIENT PAUSE (commands/operators.py) ----
+SLOWLOG_COUNT = "count should be greater than or equal to -1"
+LATENCY_NO_SAMPLES = "No samples available for event '%s'"
+MONITOR_DENY_BLOCKING = "MONITOR isn't allowed for DENY BLOCKING client"
+PAUSE_TIMEOUT_NOT_INT = "timeout is not an integer or out of range"
+PAUSE_TIMEOUT_NEGATIVE = "timeout is negative"
+PAUSE_MODE = "CLIENT PAUSE mode must be WRITE or ALL"
+NO_SUCH_USER = "No such user '%s'"

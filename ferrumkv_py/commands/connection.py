@@ -305,7 +305,7 @@ def client_kill(c, argv):
                                                  else b"normal"))
         elif opt == b"user":    # the only user is "default" (Redis: an unknown user errs)
             if val != b"default":
-                raise CommandError("No such user '%s'" % val.decode("utf-8", "surrogateescape"))
+                raise CommandError(errors.NO_SUCH_USER % val.decode("utf-8", "surrogateescape"))
             tests.append(lambda x: True)
         else:
             raise CommandError(errors.SYNTAX)
