@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 
-from .latency import LatencyMonitor, bucket_of, new_histogram
+from .latency import HIST_MAX_NS, LatencyMonitor, bucket_of, new_histogram
 from .monitor import monitor_line
 from .slowlog import SlowLog, redact
 
@@ -101,7 +101,8 @@ class Ops:
             h = hists.get(first)
             if h is None:
                 h = hists[first] = new_histogram()
-            h[bucket_of(elapsed_ns // n)] += n
+            d = elapsed_ns // n     # bucket_of() inline: one call fewer per read
+            h[(d if d < HIST_MAX_NS else HIST_MAX_NS).bit_length()] += n
             return
         b = bucket_of(elapsed_ns // n)
         for spec in pending:
