@@ -144,7 +144,7 @@ class Client(asyncio.Protocol, ClientState):
         self.paused = False
         if self.obuf_soft_since is not None:
             self.check_output_limits()
-        if not self.closing and self.held is None:
+        if not self.closing:
             self.transport.resume_reading()
 
     # ---- limits (limits.py) ----
@@ -197,7 +197,9 @@ class Client(asyncio.Protocol, ClientState):
         self.check_output_limits(extra_bytes)
 
     def data_received(self, data: bytes) -> None:
-        if self.closing:
+        if self.closing or self.held is not None:
+            if not self.closing:
+                self._feed_held(data)
             return
         reader = self.reader
         server = self.server
@@ -218,7 +220,7 @@ class Client(asyncio.Protocol, ClientState):
         count = self._count
         ops = server.ops                # ops.py: slowlog / latency monitor threshold
         slow_ns = ops.slow_ns
-        t0 = t_prev = _perf_ns()  # one clock pair per read, not per command: see Stats
+        t0 = _perf_ns()  # one clock pair per read, not per command: see Stats
         while True:
             # All the complete commands of the read at once (RequestReader.get_batch; the
             # first call feeds the read in)
@@ -236,6 +238,7 @@ class Client(asyncio.Protocol, ClientState):
                 break
             if not batch:
                 break
+            t_prev = _perf_ns()     # a command's time starts after the read's parsing
             it = iter(batch)
             for argv in it:
                 # The common case runs inline, :meth:`call` and :meth:`run` in one: a known
@@ -329,9 +332,10 @@ class Client(asyncio.Protocol, ClientState):
                     or self.held is not None):
                 break
         if stats.pending:
+            elapsed_ns = _perf_ns() - t0
             if ops.tracking:    # latency histograms, per read as commandstats (ops.py)
-                ops.track_read(stats.pending, _perf_ns() - t0)
-            stats.flush(_perf_ns() - t0)
+                ops.track_read(stats.pending, elapsed_ns)
+            stats.flush(elapsed_ns)
         self.executing = None
         if out:     # (after an output-limit abort the transport drops it)
             data = b"".join(out) if len(out) > 1 else out[0]
@@ -389,7 +393,9 @@ class Client(asyncio.Protocol, ClientState):
         busy = server.busy_script   # a script past busy-reply-threshold (scripting.py)
         if busy is not None and "allow_busy" not in spec.flags:
             return self._reject(busy.busy_error, spec)
-        if server.maxmemory and busy is None:
+        # (during a CLIENT PAUSE nothing is evicted and nothing refused for memory: Redis's
+        # isSafeToPerformEvictions; the writes are postponed below)
+        if server.maxmemory and busy is None and server.ops.pause_type is None:
             if multi is not None:
                 deny = spec.name not in _MULTI_NO_OOM
             elif spec.name == "exec":
@@ -495,12 +501,21 @@ class Client(asyncio.Protocol, ClientState):
     # ---- CLIENT PAUSE and CLIENT REPLY (ops.py, commands/operators.py) ----
 
     def hold(self, commands: list) -> None:
-        """CLIENT PAUSE postponed ``commands[0]``: keep it and the rest of the read, and
-        read nothing more until :meth:`resume_held` (Redis blocks the client)."""
+        """CLIENT PAUSE postponed ``commands[0]``: keep it and the rest of the read; later
+        reads are only buffered (:meth:`_feed_held`) until :meth:`resume_held`.  Reading
+        goes on, as Redis reads a postponed client, so a client that leaves is noticed."""
         self.held = commands
         self.server.ops.held.append(self)
-        if self.transport is not None:
-            self.transport.pause_reading()
+
+    def _feed_held(self, data: bytes) -> None:
+        self.server.stats.net_input_bytes += len(data)
+        try:
+            self.reader.feed(data)
+        except QueryBufferLimit as e:
+            limits.close_for_query_limit(self, e.head)
+            self.transport.close()
+        except ProtocolError:
+            self.kill()     # (its commands run at the pause's end would meet it first)
 
     def resume_held(self) -> None:
         """The pause ended: run the postponed commands, send their replies, read again.
@@ -533,11 +548,8 @@ class Client(asyncio.Protocol, ClientState):
             self.server.flush_pushes()
         if self.closing:
             self.transport.close()
-        elif self.held is None:
-            if not self.paused:
-                self.transport.resume_reading()
-            if self.reader.more:        # whole commands already read: run them now
-                self.data_received(b"")
+        elif self.held is None and self.reader.buffered():
+            self.data_received(b"")     # what arrived during the pause
 
     def gate_reply(self, r: bytes) -> bytes:
         """CLIENT REPLY OFF / SKIP: drop a command's reply (Redis resetClient's flags)."""

@@ -334,7 +334,8 @@ class Server:
         if value and self.ks.used_memory > value:
             log.warning("WARNING: the new maxmemory value set via CONFIG SET (%d) is smaller "
                         "than the current memory usage (%d)", value, self.ks.used_memory)
-            self.evictor.make_room()
+            if not self.ops.paused():   # CLIENT PAUSE: no eviction until it ends (Redis)
+                self.evictor.make_room()
 
     # ---- clients ----
 

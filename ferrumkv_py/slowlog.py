@@ -23,14 +23,15 @@ REDACTED = b"(redacted)"
 def redact(spec, argv: list) -> list:
     """The words Redis shows of a call in SLOWLOG and MONITOR: AUTH's arguments, HELLO's
     AUTH username and password, and CONFIG SET's value of a sensitive config (requirepass)
-    become ``(redacted)``, as Redis's commands do with redactClientCommandArgument.
+    become ``(redacted)``, as Redis's commands do with redactClientCommandArgument (Redis
+    keeps a HELLO's password when the protocol version is bad; we redact it anyway).
     Complexity: O(argc)."""
     name = spec.name
     if name == "auth":
         return argv[:1] + [REDACTED] * (len(argv) - 1)
-    if name == "hello":
+    if name == "hello":     # (from word 1: a HELLO refused for its protover keeps no secret)
         out = list(argv)
-        i = 2
+        i = 1
         while i < len(out):
             if out[i].lower() == b"auth" and i + 2 < len(out):
                 out[i + 1] = out[i + 2] = REDACTED

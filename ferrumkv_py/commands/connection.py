@@ -203,17 +203,22 @@ def client_line(c, now: float) -> str:
         flags = flags.replace("N", "")
         at = 1 if flags[:1] == "P" else 0
         flags = flags[:at] + "b" + flags[at:]
+    # unparsed input and unsent output, in bytes (Redis also counts buffer slack)
+    reader = getattr(c, "reader", None)
+    qbuf = reader.buffered() if reader is not None else 0
+    t = c.transport if hasattr(c, "transport") else None
+    omem = t.get_write_buffer_size() if t is not None and not t.is_closing() else 0
     if c.no_evict:                      # CLIENT NO-EVICT (commands/operators.py)
         flags = ("" if flags == "N" else flags) + "e"
     return ("id=%d addr=%s laddr=%s fd=%d name=%s age=%d idle=%d flags=%s db=%d sub=%d psub=%d "
-            "ssub=%d multi=%d qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 "
-            "omem=0 tot-mem=0 events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s "
+            "ssub=%d multi=%d qbuf=%d qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 "
+            "oll=0 omem=%d tot-mem=%d events=r cmd=%s user=%s redir=%d resp=%d lib-name=%s "
             "lib-ver=%s" % (
                 c.id, c.addr, c.laddr, c.fd, c.name.decode("utf-8", "surrogateescape"),
                 int(now - c.created), int(now - c.last_interaction), flags, c.db.id,
                 len(c.sub_channels), len(c.sub_patterns), len(c.sub_shard),
-                len(c.multi) if c.multi is not None else -1, c.last_cmd,
-                c.user.name.decode("utf-8", "surrogateescape"),
+                len(c.multi) if c.multi is not None else -1, qbuf, omem, qbuf + omem,
+                c.last_cmd, c.user.name.decode("utf-8", "surrogateescape"),
                 tr.redirect if tr is not None else -1, c.proto,
                 c.lib_name.decode("utf-8", "surrogateescape"), c.lib_ver.decode("utf-8", "surrogateescape")))
 
@@ -297,7 +302,7 @@ def client_kill(c, argv):
                                                  else b"normal"))
         elif opt == b"user":
             if val not in c.server.acl.users:
-                raise CommandError("No such user '%s'" % val.decode("utf-8", "surrogateescape"))
+                raise CommandError(errors.NO_SUCH_USER % val.decode("utf-8", "surrogateescape"))
             tests.append(lambda x, u=val: u == x.user.name)
         else:
             raise CommandError(errors.SYNTAX)

@@ -1,5 +1,6 @@
-"""Operator commands: SLOWLOG, LATENCY, MONITOR (state and feeding: ops.py, slowlog.py,
-latency.py, monitor.py), and the ``latencystats`` INFO section."""
+"""Operator commands: SLOWLOG, LATENCY, MONITOR, CLIENT PAUSE / UNPAUSE / REPLY / NO-EVICT
+(state and feeding: ops.py, slowlog.py, latency.py, monitor.py; the postponing and reply
+gate in client.py), and the ``latencystats`` INFO section."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from ..info import section
 from ..latency import format_percentile, graph, histogram_reply, percentile_us
 from ..registry import command, lookup
 from ..resp import OK, Raw, Status, Verbatim
+from ..slowlog import SLOWLOG_GET_DEFAULT
 from ._util import parse_int
 
-SLOWLOG_GET_DEFAULT = 10          # entries SLOWLOG GET returns without a count
 
 def _help(name: str, lines: tuple) -> list:
     """Redis's addReplyHelp: a title, the lines, then HELP."""
@@ -37,10 +38,9 @@ def slowlog_get(c, argv):
             argv[1].decode("utf-8", "surrogateescape"), "SLOWLOG"))
     count = SLOWLOG_GET_DEFAULT
     if len(argv) == 3:
-        msg = "count should be greater than or equal to -1"
-        count = parse_int(argv[2], msg)
+        count = parse_int(argv[2], errors.SLOWLOG_COUNT)
         if count < -1:
-            raise CommandError(msg)
+            raise CommandError(errors.SLOWLOG_COUNT)
     return c.server.ops.slowlog.get(count)
 
 @command("len", 2, "admin loading stale", parent="slowlog")
@@ -107,7 +107,7 @@ def latency_graph(c, argv):
     event = argv[2].decode("utf-8", "surrogateescape")
     ts = c.server.ops.latency.events.get(event)
     if ts is None:
-        raise CommandError("No samples available for event '%s'" % event)
+        raise CommandError(errors.LATENCY_NO_SAMPLES % event)
     return Verbatim(graph(event, ts, c.ks.clock.now_ms() // 1000).encode())
 
 
@@ -193,7 +193,7 @@ def monitor(c, argv):
     Streams every command the server runs to this connection."""
     ops = c.server.ops
     if getattr(c, "in_exec", False):
-        raise CommandError("MONITOR isn't allowed for DENY BLOCKING client")
+        raise CommandError(errors.MONITOR_DENY_BLOCKING)
     if c in ops.monitors:
         return Raw(b"")          # Redis answers nothing to a second MONITOR
     ops.add_monitor(c)
@@ -209,14 +209,14 @@ def client_pause(c, argv):
     if len(argv) > 4:
         raise CommandError(errors.SUBCOMMAND_SYNTAX % (
             argv[1].decode("utf-8", "surrogateescape"), "CLIENT"))
-    timeout_ms = parse_int(argv[2], "timeout is not an integer or out of range")
+    timeout_ms = parse_int(argv[2], errors.PAUSE_TIMEOUT_NOT_INT)
     if timeout_ms < 0:
-        raise CommandError("timeout is negative")
+        raise CommandError(errors.PAUSE_TIMEOUT_NEGATIVE)
     kind = "all"
     if len(argv) == 4:
         kind = argv[3].lower().decode("utf-8", "surrogateescape")
         if kind not in ("write", "all"):
-            raise CommandError("CLIENT PAUSE mode must be WRITE or ALL")
+            raise CommandError(errors.PAUSE_MODE)
     c.server.ops.pause(timeout_ms, kind)
     return OK
 

@@ -613,3 +613,127 @@ def test_huge_pause_then_unpause(server):
     assert _cmd(c, "CLIENT", "UNPAUSE") == b"+OK\r\n"
     assert _cmd(c, "SET", "x", "1") == b"+OK\r\n"
     c.close()
+
+
+def test_redact_unit():
+    from ferrumkv_py.registry import COMMANDS, lookup
+    from ferrumkv_py.slowlog import redact
+    hello = COMMANDS[b"hello"]
+    assert redact(hello, [b"HELLO", b"x", b"AUTH", b"u", b"p"]) == [
+        b"HELLO", b"x", b"AUTH", b"(redacted)", b"(redacted)"]
+    assert redact(hello, [b"HELLO", b"3", b"SETNAME", b"auth", b"AUTH", b"u", b"p"]) == [
+        b"HELLO", b"3", b"SETNAME", b"auth", b"AUTH", b"(redacted)", b"(redacted)"]
+    cfg_set = lookup(b"config").subcommands["set"]
+    assert redact(cfg_set, [b"CONFIG", b"SET", b"hz", b"5", b"REQUIREPASS", b"s"]) == [
+        b"CONFIG", b"SET", b"hz", b"5", b"REQUIREPASS", b"(redacted)"]
+    assert redact(COMMANDS[b"get"], [b"GET", b"auth"]) == [b"GET", b"auth"]
+
+
+def _mask_ints(reply: bytes) -> bytes:
+    return re.sub(rb":\d+\r\n", b":N\r\n", reply)
+
+
+@pytest.mark.needs_redis
+@pytest.mark.parametrize("proto", [2, 3])
+def test_histogram_and_latencystats_shapes_match_redis(server, redis_server, proto):
+    shapes = []
+    for port in (server.port, redis_server):
+        c = RawConn(port)
+        _cmd(c, "HELLO", proto)
+        _cmd(c, "CONFIG", "RESETSTAT")
+        _cmd(c, "ECHO", "x")
+        hist = _cmd(c, "LATENCY", "HISTOGRAM", "echo", "nosuch")
+        info = _cmd(c, "INFO", "latencystats")
+        lines = {re.sub(r"=\d+\.\d{3}", "=X", x)
+                 for x in info[info.index(b"\r\n") + 2:].decode().removeprefix("txt:")
+                 .split("\r\n")
+                 if "_echo:" in x or x.startswith("#")}
+        shapes.append((_mask_ints(hist), lines))
+        c.close()
+    assert shapes[0] == shapes[1]
+    assert shapes[0][1] == {"# Latencystats", "latency_percentiles_usec_echo:p50=X,p99=X,"
+                                                "p99.9=X"}
+
+
+def test_slowlog_through_redis_py_parser(server, r2):
+    _log_all(r2)
+    r2.client_setname("who")
+    got = r2.slowlog_get(1)[0]
+    assert got["command"] == b"CLIENT SETNAME who" and got["client_name"] == b"who"
+    assert got["client_address"].startswith(b"127.0.0.1:") and got["duration"] >= 0
+
+
+def test_client_list_counts_unparsed_input(server, r2):
+    c = RawConn(server.port)
+    c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\n12345")    # a partial frame waits
+    time.sleep(0.1)
+    lines = r2.execute_command("CLIENT", "LIST").decode().splitlines()
+    qbufs = [int(re.search(r" qbuf=(\d+) ", x).group(1)) for x in lines]
+    assert max(qbufs) > 0 and all(re.search(r" omem=\d+ tot-mem=\d+ ", x) for x in lines)
+    c.close()
+
+
+def test_add_latency_threshold(server, r2):
+    ops = server.server.ops
+    server.call(lambda: ops.add_latency("expire-cycle", 5_000_000))    # off: nothing
+    assert r2.execute_command("LATENCY", "LATEST") == []
+    r2.config_set("latency-monitor-threshold", 5)
+    server.call(lambda: ops.add_latency("expire-cycle", 4_999_999))
+    server.call(lambda: ops.add_latency("eviction-cycle", 5_000_000))
+    assert [e[0] for e in r2.execute_command("LATENCY", "LATEST")] == [b"eviction-cycle"]
+
+
+def test_pause_spares_monitors_and_forgets_gone_clients(server):
+    m = _monitor(server.port)
+    admin, gone = RawConn(server.port), RawConn(server.port)
+    try:
+        _cmd(admin, "CLIENT", "PAUSE", 100000, "ALL")
+        assert _cmd(m, "PING") == b"+PONG\r\n"        # a monitor is never paused
+        gone.send(b"*3\r\n$3\r\nSET\r\n$1\r\ng\r\n$1\r\n1\r\n")
+        assert _silent(gone)
+        gone.close()
+        deadline = time.time() + 5
+        while time.time() < deadline and server.call(lambda: len(server.server.ops.held)):
+            time.sleep(0.01)
+        assert server.call(lambda: len(server.server.ops.held)) == 0
+        server.call(server.server.ops.unpause)
+        assert _cmd(admin, "EXISTS", "g") == b":0\r\n"  # the gone client's SET never ran
+    finally:
+        m.close()
+        admin.close()
+
+
+def test_held_client_reads_on_and_runs_in_order(server):
+    admin, c = RawConn(server.port), RawConn(server.port)
+    try:
+        _cmd(admin, "CLIENT", "PAUSE", 100000, "WRITE")
+        c.send(b"*3\r\n$4\r\nSADD\r\n$1\r\ns\r\n$1\r\na\r\n")
+        assert _silent(c)
+        # more commands, in two reads (one cut mid-frame), arrive during the pause
+        c.send(b"*3\r\n$4\r\nSADD\r\n$1\r\ns\r\n$1\r\nb\r\n*2\r\n$5\r\nSCARD\r\n")
+        time.sleep(0.05)
+        c.send(b"$1\r\ns\r\n")
+        assert _silent(c)
+        _cmd(admin, "CLIENT", "UNPAUSE")
+        assert [c.read_reply() for _ in range(3)] == [b":1\r\n", b":1\r\n", b":2\r\n"]
+        assert _cmd(c, "SCARD", "s") == b":2\r\n"
+    finally:
+        admin.close()
+        c.close()
+
+
+def test_pause_suspends_eviction(server, r2):
+    for i in range(50):
+        r2.set("e%d" % i, "x" * 100)
+    r2.config_set("maxmemory-policy", "allkeys-random")
+    r2.client_pause(100000, all=False)
+    try:
+        r2.config_set("maxmemory", 1)            # would evict everything at once
+        server.call(server.server.cron)
+        assert r2.dbsize() == 50
+        assert r2.get("e1") == b"x" * 100        # reads are not refused for memory
+    finally:
+        r2.execute_command("CLIENT", "UNPAUSE")
+    server.call(server.server.cron)
+    assert r2.dbsize() < 50
+    r2.config_set("maxmemory", 0)
