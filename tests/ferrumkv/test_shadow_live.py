@@ -6,6 +6,8 @@ import random
 import pytest
 import redis
 
+from ferrumkv_py.memory import entry_cost
+
 from ferrumkv_py.clock import SystemClock
 
 
@@ -39,7 +41,7 @@ def test_reuse_rates_are_sound_after_a_reset_in_a_warm_cache(make_server):
     beyond the noise of ~60 reuses (measured gaps: -0.015..+0.019 over 3 seeds, while the
     cumulative gap was +0.12..+0.17)."""
     s = make_server(litehit_shadow="yes", maxmemory="40000", maxmemory_policy="allkeys-lru",
-                    litehit_block_bytes="270")
+                    litehit_block_bytes=str(entry_cost(b"k100", b"v" * 50)))   # one key
     r = redis.Redis(port=s.port, protocol=2)
     _read_through(r, 3000, 400, seed=1)                  # warm: ~146 of 400 keys cached
     r.execute_command("LITEHIT", "RESET")
