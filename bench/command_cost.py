@@ -70,7 +70,7 @@ OPCODE_REQUESTS = REQUESTS # per --opcodes run (the state the timed runs end in)
 OPCODE_READS = 250         # ... of which the last this many reads (x16 commands) are traced
 # Files whose opcodes count as the command layer (handler, keyspace, containers).
 _COMMAND_LAYER = ("/commands/", "/keyspace.py", "/values.py", "/zset.py", "/memory.py",
-                  "/sample_lists.py", "/score_order.py", "/sortedcontainers/")
+                  "/slots.py", "/score_order.py", "/sortedcontainers/")
 
 
 class _Clock:
