@@ -35,3 +35,19 @@ def wait_port(port: int, proc: subprocess.Popen | None = None,
         except OSError:
             time.sleep(POLL_INTERVAL_S)
     raise RuntimeError("server on port %d did not start" % port)
+
+
+def redis_cli(port: int, *args: str, timeout_s: float = 600) -> str:
+    """``redis-cli -p port args...``: its standard output."""
+    return subprocess.run(["redis-cli", "-p", str(port)] + list(args), capture_output=True,
+                          text=True, timeout=timeout_s).stdout
+
+
+def info_of(port: int) -> dict:
+    """INFO everything of the server on ``port`` as a name -> value (str) dict."""
+    out = {}
+    for line in redis_cli(port, "info", "everything").splitlines():
+        if ":" in line and not line.startswith("#"):
+            k, v = line.split(":", 1)
+            out[k] = v.strip()
+    return out

@@ -61,6 +61,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _ports import free_port  # noqa: E402
+from _ports import info_of, redis_cli  # noqa: E402
 from workloads import stop_process  # noqa: E402
 SERVER_CPU, CLIENT_CPU = "0", "1"
 ALL_POLICIES = ("allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-ahe",
@@ -117,16 +118,10 @@ class Server:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def cli(self, *args: str) -> str:
-        return subprocess.run(["redis-cli", "-p", str(self.port)] + list(args),
-                              capture_output=True, text=True, timeout=120).stdout
+        return redis_cli(self.port, *args, timeout_s=120)
 
     def info(self) -> dict:
-        out = {}
-        for line in self.cli("info", "everything").splitlines():
-            if ":" in line and not line.startswith("#"):
-                k, v = line.split(":", 1)
-                out[k] = v.strip()
-        return out
+        return info_of(self.port)
 
     def stop(self) -> None:
         stop_process(self.proc, 15)

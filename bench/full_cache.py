@@ -39,7 +39,8 @@ import sys
 import threading
 import time
 
-from _ports import free_port, wait_port
+from _ports import free_port, info_of, redis_cli, wait_port
+from workloads import stop_process
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SERVER_START_S = 60           # numba kernels may compile at a first start
@@ -85,25 +86,13 @@ class Server:
             raise
 
     def cli(self, *args: str) -> str:
-        return subprocess.run(["redis-cli", "-p", str(self.port)] + list(args),
-                              capture_output=True, text=True, timeout=600).stdout
+        return redis_cli(self.port, *args)
 
     def info(self) -> dict:
-        out = {}
-        for line in self.cli("info", "everything").splitlines():
-            if ":" in line and not line.startswith("#"):
-                k, v = line.split(":", 1)
-                out[k] = v.strip()
-        return out
+        return info_of(self.port)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_process(self.proc, 30)
 
 
 def benchmark(port: int, test: str, n: int, universe: int) -> float:
