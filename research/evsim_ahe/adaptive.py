@@ -54,7 +54,8 @@ def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmo
     """``prob`` >= 0: probation (research/probation/README.md) -- a key not hit since its
     insertion and idle for more than ``prob`` turnovers is evicted first; ``pghost``: the
     ghost of keys evicted on probation holds ``pghost * C`` ids (re-inserted while there, a
-    key skips probation).  prob < 0: off (the server's AHE-adaptive)."""
+    key skips probation); ``pghost`` < 0: the ghost is two rotating generations of
+    ``-pghost * C`` ids each (what a pair of Bloom filters keeps, without false positives).  prob < 0: off (the server's AHE-adaptive)."""
     p = np.zeros(P_NP, np.float64)
     p[P_SAMPLES] = samples
     p[P_POOLMODE] = poolmode
@@ -136,7 +137,11 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     dirmode = int(p[P_DIRMODE])
     hmode = int(p[P_HMODE])
     p_prob = p[P_PROB]
-    ng = int(p[P_PGHOST] * C)
+    ng = int(abs(p[P_PGHOST]) * C)
+    grot = p[P_PGHOST] < 0.0      # two rotating generations of ng each (a Bloom-pair ghost)
+    gen_of = np.full(nkeys, -2, np.int64)
+    gen = 0
+    gen_n = 0
     prob = np.zeros(nkeys, np.uint8)
     gring = np.full(max(ng, 1), -1, np.int64)
     in_g = np.zeros(nkeys, np.int32)
@@ -406,7 +411,13 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                         if cursor >= G:
                             cursor = 0
                         st[0] += 1
-                if ng > 0 and prob[victim] == 1:
+                if grot and ng > 0 and prob[victim] == 1:
+                    gen_of[victim] = gen
+                    gen_n += 1
+                    if gen_n >= ng:
+                        gen += 1
+                        gen_n = 0
+                elif ng > 0 and prob[victim] == 1:
                     old = gring[gpos]
                     if old >= 0:
                         in_g[old] -= 1
@@ -428,7 +439,10 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
             cnt[k] = 5
             ldt[k] = now_min
             last[k] = now
-            prob[k] = 1 if p_prob >= 0.0 and not (ng > 0 and in_g[k] > 0) else 0
+            if grot:
+                prob[k] = 1 if p_prob >= 0.0 and not (ng > 0 and gen_of[k] >= gen - 1) else 0
+            else:
+                prob[k] = 1 if p_prob >= 0.0 and not (ng > 0 and in_g[k] > 0) else 0
             if ttl_of[k] > 0.0:
                 expat[k] = now + ttl_of[k] * 1000.0
             else:

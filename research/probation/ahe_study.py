@@ -24,7 +24,10 @@ from ferrumkv_py.eviction.ahe_adaptive import (DUEL_STEP_BUDGET, GHOST_FRACTION,
 
 RATE = 1000.0          # requests/s of the simulated clock (the traces have no usable time)
 VARIANTS = [("AHE-adaptive", -1.0, 0.0), ("+ probation 0.1, ghost C", 0.1, 1.0),
-            ("+ probation 0.25, ghost C", 0.25, 1.0), ("+ probation 0.1, ghost 2C", 0.1, 2.0)]
+            ("+ probation 0.25, ghost C", 0.25, 1.0), ("+ probation 0.1, ghost 2C", 0.1, 2.0),
+            ("+ probation 0.1, 2 gens of C", 0.1, -1.0),
+            ("+ probation 0.1, 2 gens of 2C", 0.1, -2.0),
+            ("+ probation 0.1, 2 gens of 4C", 0.1, -4.0)]
 
 
 def ahe_params(C: int, prob: float, pghost: float):
