@@ -232,6 +232,9 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("ahe-controller", "enum", "adaptive", True, choices=("adaptive", "spec"),
       doc="AHE alpha controller: adaptive (docs/ahe-adaptive.md) or spec (the design "
           "document as written, with ahe-feedback); re-setting it resets alpha"),
+    S("ahe-probation", "bool", True, True,
+      doc="adaptive AHE: new keys are on probation until their first access, and leave "
+          "first once idle (one-hit wonders go early; docs/ahe-adaptive.md, Probation)"),
     S("ahe-feedback", "enum", "window", True, choices=("window", "lifetime"),
       doc="hit ratio the AHE controller follows: each window's, or the server lifetime's"),
     S("ahe-alpha-init", "float", 0.5, True, 0.05, 0.95,

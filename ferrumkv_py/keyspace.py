@@ -192,7 +192,8 @@ class Database(SlotTable):
         keys[s] = key
         self.vals[s] = value
         self.lru[s] = ks.now_ms
-        self.lfu[s] = LFU_INIT_VAL
+        admit = ks.admit_hook
+        self.lfu[s] = LFU_INIT_VAL if admit is None else admit(key)
         self.shards[_hash(key) & _mask][key] = s
         # memory.entry_cost() inline for strings (SET -P 16 -4% CPU per command,
         # bench/server_bench.py --parts dispatch); Keyspace._check() holds the two equal
@@ -503,6 +504,9 @@ class Keyspace:
         # Read-miss hook of an AHE controller that wants the miss stream (eviction/ahe.py),
         # called only on lookup_read's miss branches; None = off.
         self.miss_hook = None
+        # New-key hook of an AHE controller on probation (eviction/probation.py): returns
+        # the Morris counter a new key starts with; None = LFU_INIT_VAL.
+        self.admit_hook = None
         # WATCH: (db id, key) -> set of watching clients; empty dict = nothing to do.
         # While a client tracks keys it also holds tracking.TRACKING_MARK, so that the
         # write paths' "if ks.watched" calls signal(), which calls ``invalidate(key)``.

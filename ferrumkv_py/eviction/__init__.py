@@ -142,6 +142,7 @@ class Evictor:
         on("ahe-step", lambda v: self._set_ahe(step=float(v)))
         on("ahe-window", lambda v: self._set_ahe(window=int(v)))
         on("ahe-feedback", lambda v: self._set_ahe(feedback=v))
+        on("ahe-probation", lambda v: self._set_ahe(probation=bool(v)))
         on("ahe-controller", self._set_controller)
         on("maxmemory-policy", self._set_policy)
         on("maxmemory", self._set_maxmemory)
@@ -349,6 +350,8 @@ class Evictor:
             ks.lfu_on = False
         ahe_on = self.policy_kind == KIND_AHE and self.controller is not None
         ks.miss_hook = self.controller.on_miss if ahe_on else None
+        ks.admit_hook = (self.controller.admit if ahe_on
+                         and getattr(self.controller, "ghost", None) is not None else None)
         self.ctl_mem = None
         if ahe_on:
             ctl = self.controller
@@ -381,6 +384,7 @@ class Evictor:
         self.ahe = AheSettings(**fields)
         if self.controller is not None:
             self.controller.configure(self.ahe)
+            self._install_hooks()       # ahe-probation moves the admit hook
 
     def _set_controller(self, name: str) -> None:
         """(Re)build the AHE controller: its state starts afresh."""

@@ -119,6 +119,7 @@ class AheSettings:
     window: int = AHE_WINDOW
     feedback: str = FEEDBACK_WINDOW
     decay_minutes: int = 1
+    probation: bool = True        # ahe-probation (the adaptive controller: probation.py)
 
 
 def eps_score(alpha: float, idle_ms: int, counter: int, ttl_left_ms) -> float:

@@ -73,6 +73,14 @@ No per-key memory is added.  Counter decay: the Morris counter must not decay by
 here (the blend ages it, in turnovers): ``counter_decay_minutes = 0`` asks the Evictor for a
 touch hook without decay (``lfu-decay-time`` stays with the lfu policies).
 
+Probation (``ahe-probation yes``, the default)
+----------------------------------------------
+New keys are on probation until their first access; a probationary key idle for more than
+a tenth of a turnover is evicted before any other, and one evicted that way is remembered
+in a ghost (two rotating Bloom filters) so that, if it comes back soon, it starts off
+probation.  The flag is a counter value (PROBATION_COUNTER, one below LFU_INIT_VAL) that
+scores read as LFU_INIT_VAL; ``probation.py`` has the rule, its memory and the numbers.
+
 Complexity: ``scores`` O(len(entries)) (it also finds the two picks);
 ``on_evict`` and ``on_miss`` O(1) on average (index probes at load <= 1/2); memory
 O(ring), at most ``max_extra_memory_bytes()`` (under 600 KB).
@@ -86,6 +94,9 @@ from array import array
 from .. import memory
 from .ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings, alpha_leaning
 from .lfu import LFU_COUNTER_MAX
+from .probation import (PROBATION_COUNTER, PROBATION_FIRST, PROBATION_IDLE_TURNOVERS,
+                        ProbationGhost)
+from ..values import LFU_INIT_VAL
 
 POINT_WEIGHT = 4.0                # W: turnovers of idle worth one counter point at alpha 0.5
 TTL_URGENCY_WEIGHT = 1.0          # urgency at its maximum, in blended units
@@ -125,17 +136,24 @@ def _logit(alpha: float) -> float:
 
 
 def adaptive_score(alpha: float, idle_ms: int, counter: int, ttl_left_ms, turnover_ms: float,
-                   weight: float = POINT_WEIGHT) -> float:
+                   weight: float = POINT_WEIGHT, probation: bool = False) -> float:
     """The score of one key (reference for :meth:`AdaptiveController.scores`).
 
-    ``ttl_left_ms`` is None for a key without TTL.  Complexity: O(1).
+    ``ttl_left_ms`` is None for a key without TTL; ``probation``: ``ahe-probation`` is on
+    (a counter of PROBATION_COUNTER then marks a key on probation, probation.py).
+    Complexity: O(1).
     """
+    on_probation = probation and counter == PROBATION_COUNTER
+    if on_probation:
+        counter = LFU_INIT_VAL
     s = alpha * idle_ms / turnover_ms + (1.0 - alpha) * weight * (LFU_COUNTER_MAX - counter)
     if ttl_left_ms is not None:
         horizon = TTL_URGENCY_HORIZON * turnover_ms
         if ttl_left_ms < horizon:
             urgency = 1.0 - max(ttl_left_ms, 0) / horizon
             s += TTL_URGENCY_WEIGHT * urgency * (alpha + (1.0 - alpha) * weight)
+    if on_probation and idle_ms > PROBATION_IDLE_TURNOVERS * turnover_ms:
+        s += PROBATION_FIRST + idle_ms * (1.0 / turnover_ms)
     return s
 
 
@@ -175,6 +193,11 @@ class AdaptiveController:
         self.recency_wins = 0
         self.frequency_wins = 0
         self.undecided = 0
+        # probation (probation.py): the ghost of keys evicted on probation, or None = off
+        self.ghost = None
+        self.probation_evicted = 0       # victims evicted while on probation
+        self.probation_readmitted = 0    # new keys found in the ghost (no probation)
+        self._set_probation(settings.probation)
 
     # ---- protocol: configuration ----
 
@@ -184,6 +207,23 @@ class AdaptiveController:
         if settings.alpha_init != self.settings.alpha_init:
             self._set_theta(_logit(settings.alpha_init))
         self.settings = settings
+        self._set_probation(settings.probation)
+
+    def _set_probation(self, on: bool) -> None:
+        if on and self.ghost is None:
+            self.ghost = ProbationGhost(self._population())
+        elif not on:
+            self.ghost = None
+        self._size_bytes()
+
+    def admit(self, key: bytes) -> int:
+        """The Morris counter a new key starts with (``ks.admit_hook`` while probation is
+        on): PROBATION_COUNTER, or LFU_INIT_VAL when its id is in the ghost (it came
+        back soon after an eviction on probation).  Complexity: O(1)."""
+        if hash(key) in self.ghost:
+            self.probation_readmitted += 1
+            return LFU_INIT_VAL
+        return PROBATION_COUNTER
 
     def set_scope(self, volatile: bool) -> None:
         """volatile-ahe: the turnover counts keys with a TTL only.  Complexity: O(1)."""
@@ -219,16 +259,25 @@ class AdaptiveController:
         urgent = TTL_URGENCY_WEIGHT * (a + w)
         rk, ri, rc = self._rk, self._ridle, self._rcnt
         fk, fi, fc = self._fk, self._fidle, self._fcnt
+        # probation: a counter of PROBATION_COUNTER reads as LFU_INIT_VAL; past this idle
+        # time the key leaves first (-1: probation off)
+        inv_t = 1.0 / t
+        p_idle = PROBATION_IDLE_TURNOVERS * t if self.ghost is not None else -1.0
         out = []
         for e in slots:
             idle = now_ms - lrus[e]
             c = lfus[e]
+            on_probation = c == PROBATION_COUNTER and p_idle >= 0
+            if on_probation:
+                c = LFU_INIT_VAL
             s = idle * per_ms + w * (top - c)
             exp = exps[e]
             if exp > 0:
                 left = exp - now_ms
                 if left < horizon:
                     s += urgent * (1.0 - (left if left > 0 else 0) / horizon)
+            if on_probation and idle > p_idle:
+                s += PROBATION_FIRST + idle * inv_t
             out.append(s)
             if idle > ri or (idle == ri and c < rc):
                 rk, ri, rc = (db, e), idle, c
@@ -266,7 +315,13 @@ class AdaptiveController:
             self._block(now_ms)
         key = db.keys[e]
         last = db.lru[e]
-        h = hash(key) & HASH_MASK
+        c = db.lfu[e]
+        hk = hash(key)
+        if c == PROBATION_COUNTER and self.ghost is not None:
+            self.ghost.add(hk)                         # evicted on probation
+            self.probation_evicted += 1
+            c = LFU_INIT_VAL
+        h = hk & HASH_MASK
         w = self._find(h) if self._tab[h & self._mask] else -1
         if w >= 0:
             slot = w >> 1
@@ -279,7 +334,6 @@ class AdaptiveController:
         if rdb is None:
             return
         idle = now_ms - last
-        c = db.lfu[e]
         is_r = (rs == e and rdb is db) or idle > ri or (idle == ri and c < rc)
         is_f = (fs == e and fdb is db) or c < fc or (c == fc and idle > fi)
         if is_r == is_f:
@@ -425,9 +479,11 @@ class AdaptiveController:
     def _block(self, now_ms: int) -> None:
         if self._blk_start_ms is None:            # first eviction: size the ring now
             self._blk_start_ms = now_ms
-            want = min(max(self._population() // GHOST_FRACTION, GHOST_MIN), GHOST_MAX)
+            keys = self._population()
+            want = min(max(keys // GHOST_FRACTION, GHOST_MIN), GHOST_MAX)
             if want != self.cap:
                 self._resize(want)
+            self._size_ghost(keys)
             return
         ms = max(now_ms - self._blk_start_ms, 0) / EVICTIONS_PER_BLOCK
         m = self.ms_per_eviction
@@ -444,6 +500,18 @@ class AdaptiveController:
         want = min(max(keys // GHOST_FRACTION, GHOST_MIN), GHOST_MAX)
         if want * GHOST_RESIZE_FACTOR < self.cap or want > self.cap * GHOST_RESIZE_FACTOR:
             self._resize(want)
+        self._size_ghost(keys)
+
+    def _size_ghost(self, keys: int) -> None:
+        """Resize the probation ghost when the population moved by GHOST_RESIZE_FACTOR."""
+        g = self.ghost
+        if g is None:
+            return
+        want = g.wanted(keys)
+        if want * GHOST_RESIZE_FACTOR < g.generation or want > g.generation * \
+                GHOST_RESIZE_FACTOR:
+            g.resize(keys)
+            self._size_bytes()
 
     def _population(self) -> int:
         dbs = self.ks.dbs
@@ -473,13 +541,18 @@ class AdaptiveController:
         self._cursor = 0
         self.active = 0
         self.ghost_entries = 0
-        self._bytes = (cap * RING_SLOT_BYTES + cells * TABLE_CELL_BYTES + RING_OBJ_BYTES)
+        self._ring_bytes = cap * RING_SLOT_BYTES + cells * TABLE_CELL_BYTES + RING_OBJ_BYTES
+        self._size_bytes()
+
+    def _size_bytes(self) -> None:
+        ghost = getattr(self, "ghost", None)
+        self._bytes = self._ring_bytes + (ghost.memory_bytes() if ghost is not None else 0)
 
     # ---- protocol: observability ----
 
     def extra_memory_bytes(self) -> int:
-        """Ghost ring and its index, in bytes (counted against maxmemory); preallocated, so
-        it depends only on the ring size.  Complexity: O(1)."""
+        """Duel ring and its index, plus the probation ghost, in bytes (counted against
+        maxmemory); preallocated, so it depends only on their sizes.  Complexity: O(1)."""
         return self._bytes
 
     def info_fields(self) -> list:
@@ -498,6 +571,11 @@ class AdaptiveController:
             ("ahe_duels_undecided", self.undecided),
             ("ahe_ghost_entries", self.ghost_entries),
             ("ahe_ghost_capacity", self.cap),
+            ("ahe_probation", "yes" if self.ghost is not None else "no"),
+            ("ahe_probation_evicted", self.probation_evicted),
+            ("ahe_probation_readmitted", self.probation_readmitted),
+            ("ahe_probation_ghost_generation",
+             self.ghost.generation if self.ghost is not None else 0),
         ]
 
     def _check(self) -> None:
@@ -519,11 +597,14 @@ class AdaptiveController:
         assert self.duels == (self.recency_wins + self.frequency_wins + self.undecided
                               + self.active)
         assert self.step == min(DUEL_STEP_BUDGET / self.cap, STEP_MAX)
-        assert self.extra_memory_bytes() <= max_extra_memory_bytes()
+        assert self._ring_bytes <= max_extra_memory_bytes()
+        ghost = self.ghost.memory_bytes() if self.ghost is not None else 0
+        assert self.extra_memory_bytes() == self._ring_bytes + ghost
 
 
 def max_extra_memory_bytes() -> int:
-    """extra_memory_bytes() at GHOST_MAX slots (the bound tests check)."""
+    """The duel ring's bytes at GHOST_MAX slots (the bound tests check; the probation
+    ghost, 4 bytes per key, comes on top)."""
     cells = 1 << (TABLE_LOAD * GHOST_MAX - 1).bit_length()
     return GHOST_MAX * RING_SLOT_BYTES + cells * TABLE_CELL_BYTES + RING_OBJ_BYTES
 

@@ -33,6 +33,7 @@ from .ahe_adaptive import MIN_TURNOVER_MS, POINT_WEIGHT, TTL_URGENCY_HORIZON, \
     TTL_URGENCY_WEIGHT
 from .lfu import LFU_COUNTER_MAX
 from .pool import EVPOOL_SIZE
+from .probation import PROBATION_IDLE_TURNOVERS
 
 K = LazyModule("ferrumkv_py.eviction.kernel")   # numba: loaded when a policy evicts
 
@@ -40,7 +41,7 @@ BATCH_MAX = 512                 # victims one kernel call may return
 EXPIRED_ROOM = 4 * BATCH_MAX    # expired keys one call may hand back
 # kernel modes (kernel.MODE_*, repeated here so that reading them does not load numba)
 MODE_LRU, MODE_TTL, MODE_LFU, MODE_EPS, MODE_ADAPT = 1, 2, 3, 4, 5
-N_IPARAMS, N_FPARAMS, N_PICK_COLS = 10, 4, 6
+N_IPARAMS, N_FPARAMS, N_PICK_COLS = 10, 6, 6
 I_NOW, I_SAMPLES, I_VOL, I_LIVE, I_WANT, I_DECAY, I_TTL_EDGE, I_POOL_N = range(8)
 I_VICTIMS, I_EXPIRED = 8, 9
 
@@ -142,6 +143,8 @@ class CompiledSampler:
                 w = (1.0 - a) * POINT_WEIGHT
                 fp[0], fp[1], fp[2], fp[3] = a / t, w, TTL_URGENCY_HORIZON * t, \
                     TTL_URGENCY_WEIGHT * (a + w)
+                fp[4] = PROBATION_IDLE_TURNOVERS * t if adapt.ghost is not None else -1.0
+                fp[5] = 1.0 / t
             avg = ks.used_memory // (ks.total_keys() or 1) or 1
             want = (used - target) // avg + 1
             ip[I_WANT] = want if want < BATCH_MAX else BATCH_MAX

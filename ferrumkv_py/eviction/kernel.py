@@ -26,7 +26,8 @@ Scores (higher = evicted first), as the Python sampler computes them:
     MODE_TTL    -deadline
     MODE_LFU    255 - decayed counter                 (lfu.py's decay, not written back)
     MODE_EPS    the spec AHE score (ahe.py)           fparams: alpha, wr, wf, base
-    MODE_ADAPT  the adaptive AHE score (ahe_adaptive) fparams: per_ms, w, horizon, urgent;
+    MODE_ADAPT  the adaptive AHE score (ahe_adaptive) fparams: per_ms, w, horizon, urgent,
+                probation's idle threshold (ms; < 0: probation off) and 1 / turnover;
                 and, per victim, recency's and frequency's picks among the candidates
                 scored since the previous victim (``picks``), for the controller's duel
 
@@ -47,6 +48,8 @@ from ..slots import SAMPLE_MAX_TRIES
 from .ahe import RECENCY_HORIZON_MS, TTL_PENALTY
 from .lfu import LFU_COUNTER_MAX, MS_PER_MINUTE
 from .pool import EVPOOL_SIZE
+from .probation import PROBATION_COUNTER, PROBATION_FIRST
+from ..values import LFU_INIT_VAL
 
 MODE_LRU, MODE_TTL, MODE_LFU, MODE_EPS, MODE_ADAPT = 1, 2, 3, 4, 5
 EVICT_MAX_EMPTY_ROUNDS = 64     # populate rounds that found only stale entries, per victim
@@ -56,8 +59,8 @@ I_NOW, I_SAMPLES, I_VOL, I_LIVE, I_WANT, I_DECAY, I_TTL_EDGE, I_POOL_N = range(8
 I_VICTIMS, I_EXPIRED = 8, 9
 N_IPARAMS = 10
 # fparams slots (float64)
-F_A, F_B, F_C, F_D = range(4)
-N_FPARAMS = 4
+F_A, F_B, F_C, F_D, F_E, F_F = range(6)
+N_FPARAMS = 6
 # picks columns (int64), one row of N_PICK_COLS per victim (MODE_ADAPT): slot -1 = no pick
 P_RSLOT, P_RIDLE, P_RCNT, P_FSLOT, P_FIDLE, P_FCNT = range(6)
 N_PICK_COLS = 6
@@ -99,7 +102,7 @@ def pick_victims(mode, ip, fp, lru, lfu, exp, vslots, pool_score, pool_slot, poo
     cap = len(pool_score)
     size = len(vslots) if vol else len(lru)
     now_min = now // MS_PER_MINUTE
-    fa, fb, fc, fd = fp[F_A], fp[F_B], fp[F_C], fp[F_D]
+    fa, fb, fc, fd, fe, ff = fp[F_A], fp[F_B], fp[F_C], fp[F_D], fp[F_E], fp[F_F]
     nv = 0
     ne = 0
     rs, ri, rc, fs, fi, fcn = -1, -1, NO_PICK_COUNT, -1, -1, NO_PICK_COUNT
@@ -149,13 +152,18 @@ def pick_victims(mode, ip, fp, lru, lfu, exp, vslots, pool_score, pool_slot, poo
                         if x > 0 and x <= ttl_edge:
                             score += TTL_PENALTY
                 else:                           # MODE_ADAPT: fa per_ms, fb w, fc horizon,
-                    idle = now - last           # fd urgent
+                    idle = now - last           # fd urgent, fe probation idle, ff 1 / T
                     c = np.int64(lfu[s])
+                    on_probation = c == PROBATION_COUNTER and fe >= 0
+                    if on_probation:
+                        c = LFU_INIT_VAL
                     score = idle * fa + fb * (LFU_COUNTER_MAX - c)
                     if x > 0:
                         left = x - now
                         if left < fc:
                             score += fd * (1.0 - (left if left > 0 else 0) / fc)
+                    if on_probation and idle > fe:
+                        score += PROBATION_FIRST + idle * ff
                     if idle > ri or (idle == ri and c < rc):
                         rs, ri, rc = s, idle, c
                     if c < fcn or (c == fcn and idle > fi):

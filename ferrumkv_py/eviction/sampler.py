@@ -60,6 +60,8 @@ from .ahe_adaptive import (MIN_TURNOVER_MS, POINT_WEIGHT, TTL_URGENCY_HORIZON,
                            TTL_URGENCY_WEIGHT)
 from .lfu import LFU_COUNTER_MAX, MS_PER_MINUTE
 from .pool import EvictionPool
+from .probation import PROBATION_COUNTER, PROBATION_FIRST, PROBATION_IDLE_TURNOVERS
+from ..values import LFU_INIT_VAL
 
 RANDOM_BUFFER_WORDS = 4096      # random words drawn from ks.rng per refill
 RANDOM_WORD_BITS = 32
@@ -210,6 +212,8 @@ class Sampler:
                 w = (1.0 - a) * POINT_WEIGHT
                 horizon = TTL_URGENCY_HORIZON * t
                 urgent = TTL_URGENCY_WEIGHT * (a + w)
+                inv_t = 1.0 / t
+                p_idle = PROBATION_IDLE_TURNOVERS * t if ctl.ghost is not None else -1.0
                 rk, ri, rc = ctl._rk, ctl._ridle, ctl._rcnt
                 fk, fi, fc = ctl._fk, ctl._fidle, ctl._fcnt
         elif mode == SCORE_CALL:
@@ -268,11 +272,16 @@ class Sampler:
                 elif mode == SCORE_ADAPT:
                     idle = now - lrus[e]
                     c = lfus[e]
+                    on_probation = c == PROBATION_COUNTER and p_idle >= 0
+                    if on_probation:
+                        c = LFU_INIT_VAL
                     s = idle * per_ms + w * (LFU_COUNTER_MAX - c)
                     if exp > 0:
                         left = exp - now
                         if left < horizon:
                             s += urgent * (1.0 - (left if left > 0 else 0) / horizon)
+                    if on_probation and idle > p_idle:
+                        s += PROBATION_FIRST + idle * inv_t
                     if idle > ri or (idle == ri and c < rc):
                         rk, ri, rc = (db, e), idle, c
                     if c < fc or (c == fc and idle > fi):

@@ -22,12 +22,14 @@ NOW = 1_700_000_000_000
 _DB = [None]        # the database of the test's keyspace: ent() creates keys there
 
 
-def make(alpha=0.5, keys=0):
+def make(alpha=0.5, keys=0, probation=False):
+    """A keyspace with ``keys`` keys and a controller; probation off unless asked (these
+    tests are about scores and duels; test_probation.py covers probation)."""
     ks = Keyspace(databases=1, clock=ManualClock(NOW), rng=random.Random(7))
     db = ks.dbs[0]
     for i in range(keys):
         db.add(b"fill:%d" % i, b"v")
-    ctl = A.AdaptiveController(ks, AheSettings(alpha_init=alpha))
+    ctl = A.AdaptiveController(ks, AheSettings(alpha_init=alpha, probation=probation))
     _DB[0] = db
     return ks, ctl
 
@@ -471,11 +473,13 @@ def _adaptive_choice_configured() -> bool:
     return True
 
 
-def test_evictor_runs_the_adaptive_controller():
+@pytest.mark.parametrize("probation", ["no", "yes"])
+def test_evictor_runs_the_adaptive_controller(probation):
     from ferrumkv_py.config import Config
     from ferrumkv_py.server import Server
     config = Config()
     config.set("maxmemory-policy", "allkeys-ahe")
+    config.set("ahe-probation", probation)
     clock = ManualClock(NOW)
     srv = Server(config, clock=clock, rng=random.Random(2))
     ev, ks = srv.evictor, srv.ks
@@ -502,7 +506,12 @@ def test_evictor_runs_the_adaptive_controller():
         if db.lookup_read(key) is None:
             db.set(key, b"x" * 20)
             assert ev.make_room()
-    assert ks.evicted_keys > 8_000 and ctl.duels > 1_000
+    assert ks.evicted_keys > 8_000
+    if probation == "no":
+        assert ctl.duels > 1_000 and ctl.ghost is None and ks.admit_hook is None
+    else:       # most victims are one-hit wonders leaving on probation; fewer duels
+        assert ctl.probation_evicted > 5_000 and ctl.duels > 100
+        assert ks.admit_hook == ctl.admit
     assert ks.used_memory + ctl.extra_memory_bytes() <= srv.maxmemory
     fields = dict(ev.info_fields())
     assert fields["ahe_controller"] == "adaptive"

@@ -17,6 +17,7 @@ from .conftest import err
 FAILED = "CONFIG SET failed (possibly related to argument '%s') - %s"
 # CONFIG GET * names ferrumkv has and redis-server 7.0.15 has not: its own knobs
 OURS_ONLY = {"ahe-controller", "ahe-feedback", "ahe-alpha-init", "ahe-step", "ahe-window",
+             "ahe-probation",
              "litehit-shadow", "litehit-shadow-mode", "litehit-block-bytes",
              "litehit-capacities", "litehit-trace-file", "litehit-shadow-sample",
              "litehit-window-seconds", "console-port"}

@@ -140,7 +140,9 @@ def test_volatile_policies_never_evict_keys_without_ttl(policy):
     set_limit(srv, ks.used_memory - 1500 * per_key)
     assert srv.evictor.make_room()
     assert all(db.find(b"keep%d" % i) is not None for i in range(300))
-    assert 1490 <= ks.evicted_keys <= 1520
+    # an AHE controller's own memory (duel ring, probation ghost) counts against maxmemory
+    ctl_mem = srv.evictor.ctl_mem() if srv.evictor.ctl_mem is not None else 0
+    assert 1490 <= ks.evicted_keys <= 1520 + ctl_mem // per_key + 1
     # once the TTL keys are gone, nothing more can be freed
     set_limit(srv, 1)
     assert srv.evictor.make_room() is False

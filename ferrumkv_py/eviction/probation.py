@@ -1,0 +1,120 @@
+"""Probation for AHE-adaptive (``ahe-probation yes``): one-hit wonders leave first.
+
+Most keys a cache admits are never read again (a scan, a one-off lookup, the tail of a KV
+block stream).  S3-FIFO's insight is to let such a key go quickly unless it is asked for
+again, instead of letting it age through the whole cache; ARC and W-TinyLFU act on the same
+fact.  Here it is carried over to a sampled, Redis-style policy without any queue:
+
+* a key is **on probation** from its insertion until its first access after it;
+* a probationary key idle for more than ``PROBATION_IDLE_TURNOVERS`` turnovers (the time
+  the cache takes to evict its own size, ``ahe_adaptive.py``) outscores every key that is
+  not: it is evicted first (among such keys, the longest idle first);
+* a key evicted while on probation goes into a **ghost** of recently evicted probationary
+  keys; re-inserted while its id is there, it starts off probation (it has proved it comes
+  back: S3-FIFO's ghost queue).
+
+Where the bit lives.  No per-key memory is added: a probationary key's Morris counter is
+``PROBATION_COUNTER`` (4, one below Redis's ``LFU_INIT_VAL`` 5).  The adaptive controller
+never decays counters by wall time, and a touch increments every counter at or below
+LFU_INIT_VAL with probability 1 (``lfu.py``), so the first access after insertion moves the
+counter to 5 and ends probation with the write the touch already does.  Scores and the
+duel's picks read a counter of 4 as 5 (probation is a flag, not a lower frequency).  A key
+whose counter reached 4 some other way (``RESTORE ... FREQ 4``, or an LFU policy's decay
+before the policy changed) reads as probationary: a cold key either way.
+
+The ghost: two rotating Bloom filters.  An exact FIFO of ids needs an index; a pair of
+Bloom filters keeps "evicted on probation within the last 2G to 4G such evictions" in a few
+bits per id: ids go into the *current* filter; when it has taken G ids, it becomes the
+*previous* one and the former previous is cleared to take over.  A lookup asks both.
+G = ``PROBATION_GHOST_GENERATION`` x the candidate keys (resized with the population, like
+the duel ring, at most ``GHOST_MAX_IDS``); each filter has ``BLOOM_BITS_PER_ID`` x G bits
+and two probes per id, both taken from the key's 64-bit ``hash()`` (cached in the bytes
+object), so a lookup costs two bit tests per filter and no hashing.  False positives
+(about 5 % per filter at 8 bits and 2 probes) only let a new key skip probation.  Memory: ``BLOOM_BITS_PER_ID * G * 2 / 8`` bytes,
+4 bytes per cached key at G = 2 x keys, counted against maxmemory with the controller's.
+
+Measured in the simulator first (``research/probation/``: the AHE-adaptive kernel, real
+traces; two generations of 2C was the best ghost of those tried) and then on the live server
+(``docs/eviction-quality.md``).
+
+Complexity: ``admit`` and ``evicted`` O(1); rotation O(bits / 8) once per G probationary
+evictions; memory O(G).
+"""
+
+from __future__ import annotations
+
+from ..values import LFU_INIT_VAL
+
+PROBATION_COUNTER = LFU_INIT_VAL - 1   # a new key's Morris counter while on probation
+PROBATION_IDLE_TURNOVERS = 0.1         # idle beyond this many turnovers: evicted first
+PROBATION_FIRST = 1.0e6                # score added then (above any blend score)
+PROBATION_GHOST_GENERATION = 2         # ids per ghost generation, per candidate key
+BLOOM_BITS_PER_ID = 8                  # bits per id in each filter (2 probes: ~5 % FP)
+GHOST_MIN_IDS = 64                     # generation size, lower bound ...
+GHOST_MAX_IDS = 1 << 24                # ... and upper bound (2 x 16 MiB of filters; above
+                                       # 8M candidate keys the window shrinks relatively)
+BYTEARRAY_OBJ = 57                     # sys.getsizeof(bytearray(0)) on CPython 3.11
+_LOW32 = 0xFFFF_FFFF
+
+
+class ProbationGhost:
+    """Two rotating Bloom filters of key hashes (see the module docstring)."""
+
+    __slots__ = ("generation", "bits", "_cur", "_prev", "_n", "rotations", "added")
+
+    def __init__(self, population: int):
+        self.rotations = 0
+        self.added = 0
+        self.resize(population)
+
+    def resize(self, population: int) -> None:
+        """Size both filters for ``population`` candidate keys; forgets every id.
+        Complexity: O(bits / 8)."""
+        g = self.wanted(population)
+        self.generation = g
+        nbytes = (BLOOM_BITS_PER_ID * g + 7) // 8
+        self.bits = nbytes * 8
+        self._cur = bytearray(nbytes)
+        self._prev = bytearray(nbytes)
+        self._n = 0
+
+    def wanted(self, population: int) -> int:
+        """The generation size ``population`` keys ask for."""
+        return min(max(PROBATION_GHOST_GENERATION * population, GHOST_MIN_IDS),
+                   GHOST_MAX_IDS)
+
+    def add(self, h: int) -> None:
+        """Remember the key whose ``hash()`` is ``h``.  Complexity: O(1) (a rotation,
+        once per ``generation`` adds, clears one filter)."""
+        m = self.bits
+        p = ((h & _LOW32) * m) >> 32
+        q = (((h >> 32) & _LOW32) * m) >> 32
+        cur = self._cur
+        cur[p >> 3] |= 1 << (p & 7)
+        cur[q >> 3] |= 1 << (q & 7)
+        self.added += 1
+        self._n += 1
+        if self._n >= self.generation:
+            old = self._prev
+            old[:] = bytes(len(old))
+            self._prev = cur
+            self._cur = old
+            self._n = 0
+            self.rotations += 1
+
+    def __contains__(self, h: int) -> bool:
+        """Whether the key with ``hash()`` ``h`` was added within the last one to two
+        generations (or is a false positive).  Complexity: O(1)."""
+        m = self.bits
+        p = ((h & _LOW32) * m) >> 32
+        q = (((h >> 32) & _LOW32) * m) >> 32
+        pb, pm, qb, qm = p >> 3, 1 << (p & 7), q >> 3, 1 << (q & 7)
+        cur = self._cur
+        if cur[pb] & pm and cur[qb] & qm:
+            return True
+        prev = self._prev
+        return bool(prev[pb] & pm and prev[qb] & qm)
+
+    def memory_bytes(self) -> int:
+        """What CPython allocated for both filters (tests compare with sys.getsizeof)."""
+        return 2 * (self.bits // 8 + BYTEARRAY_OBJ)
