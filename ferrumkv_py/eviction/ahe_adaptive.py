@@ -76,9 +76,9 @@ touch hook without decay (``lfu-decay-time`` stays with the lfu policies).
 Probation (``ahe-probation yes``, the default)
 ----------------------------------------------
 New keys are on probation until their first access; a probationary key idle for more than
-a tenth of a turnover is evicted before any other, and one evicted that way is remembered
-in a ghost (two rotating Bloom filters) so that, if it comes back soon, it starts off
-probation.  The flag is a counter value (PROBATION_COUNTER, one below LFU_INIT_VAL) that
+PROBATION_IDLE_TURNOVERS of a turnover is evicted before any other, and every victim is
+remembered in a ghost (two rotating Bloom filters) so that, if it comes back soon, it
+starts off probation with a few counter points more than a new key.  The flag is a counter value (PROBATION_COUNTER, one below LFU_INIT_VAL) that
 scores read as LFU_INIT_VAL; ``probation.py`` has the rule, its memory and the numbers.
 
 Complexity: ``scores`` O(len(entries)) (it also finds the two picks);
@@ -94,8 +94,8 @@ from array import array
 from .. import memory
 from .ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings, alpha_leaning
 from .lfu import LFU_COUNTER_MAX
-from .probation import (PROBATION_COUNTER, PROBATION_FIRST, PROBATION_IDLE_TURNOVERS,
-                        ProbationGhost)
+from .probation import (GHOST_RETURN_BOOST, PROBATION_COUNTER, PROBATION_FIRST,
+                        PROBATION_IDLE_TURNOVERS, ProbationGhost)
 from ..values import LFU_INIT_VAL
 
 POINT_WEIGHT = 4.0                # W: turnovers of idle worth one counter point at alpha 0.5
@@ -196,7 +196,7 @@ class AdaptiveController:
         # probation (probation.py): the ghost of keys evicted on probation, or None = off
         self.ghost = None
         self.probation_evicted = 0       # victims evicted while on probation
-        self.probation_readmitted = 0    # new keys found in the ghost (no probation)
+        self.ghost_returns = 0           # new keys found in the ghost (no probation)
         self._set_probation(settings.probation)
 
     # ---- protocol: configuration ----
@@ -218,11 +218,11 @@ class AdaptiveController:
 
     def admit(self, key: bytes) -> int:
         """The Morris counter a new key starts with (``ks.admit_hook`` while probation is
-        on): PROBATION_COUNTER, or LFU_INIT_VAL when its id is in the ghost (it came
-        back soon after an eviction on probation).  Complexity: O(1)."""
+        on): PROBATION_COUNTER, or LFU_INIT_VAL + GHOST_RETURN_BOOST when its id is in the
+        ghost (it came back soon after an eviction).  Complexity: O(1)."""
         if hash(key) in self.ghost:
-            self.probation_readmitted += 1
-            return LFU_INIT_VAL
+            self.ghost_returns += 1
+            return LFU_INIT_VAL + GHOST_RETURN_BOOST
         return PROBATION_COUNTER
 
     def set_scope(self, volatile: bool) -> None:
@@ -317,10 +317,11 @@ class AdaptiveController:
         last = db.lru[e]
         c = db.lfu[e]
         hk = hash(key)
-        if c == PROBATION_COUNTER and self.ghost is not None:
-            self.ghost.add(hk)                         # evicted on probation
-            self.probation_evicted += 1
-            c = LFU_INIT_VAL
+        if self.ghost is not None:
+            self.ghost.add(hk)                         # every victim: probation.py
+            if c == PROBATION_COUNTER:
+                self.probation_evicted += 1
+                c = LFU_INIT_VAL
         h = hk & HASH_MASK
         w = self._find(h) if self._tab[h & self._mask] else -1
         if w >= 0:
@@ -573,7 +574,7 @@ class AdaptiveController:
             ("ahe_ghost_capacity", self.cap),
             ("ahe_probation", "yes" if self.ghost is not None else "no"),
             ("ahe_probation_evicted", self.probation_evicted),
-            ("ahe_probation_readmitted", self.probation_readmitted),
+            ("ahe_probation_ghost_returns", self.ghost_returns),
             ("ahe_probation_ghost_generation",
              self.ghost.generation if self.ghost is not None else 0),
         ]
@@ -604,7 +605,7 @@ class AdaptiveController:
 
 def max_extra_memory_bytes() -> int:
     """The duel ring's bytes at GHOST_MAX slots (the bound tests check; the probation
-    ghost, 4 bytes per key, comes on top)."""
+    ghost, 8 bytes per key, comes on top)."""
     cells = 1 << (TABLE_LOAD * GHOST_MAX - 1).bit_length()
     return GHOST_MAX * RING_SLOT_BYTES + cells * TABLE_CELL_BYTES + RING_OBJ_BYTES
 

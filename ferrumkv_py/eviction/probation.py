@@ -9,9 +9,11 @@ fact.  Here it is carried over to a sampled, Redis-style policy without any queu
 * a probationary key idle for more than ``PROBATION_IDLE_TURNOVERS`` turnovers (the time
   the cache takes to evict its own size, ``ahe_adaptive.py``) outscores every key that is
   not: it is evicted first (among such keys, the longest idle first);
-* a key evicted while on probation goes into a **ghost** of recently evicted probationary
-  keys; re-inserted while its id is there, it starts off probation (it has proved it comes
-  back: S3-FIFO's ghost queue).
+* every evicted key goes into a **ghost** of recently evicted keys; re-inserted while its
+  id is there, it starts off probation and a little above a new key's counter
+  (LFU_INIT_VAL + GHOST_RETURN_BOOST): it has proved that it comes back (S3-FIFO's ghost
+  queue; the boost is a short memory of frequency across evictions, as TinyLFU's sketch
+  keeps a long one).
 
 Where the bit lives.  No per-key memory is added: a probationary key's Morris counter is
 ``PROBATION_COUNTER`` (4, one below Redis's ``LFU_INIT_VAL`` 5).  The adaptive controller
@@ -23,18 +25,30 @@ whose counter reached 4 some other way (``RESTORE ... FREQ 4``, or an LFU policy
 before the policy changed) reads as probationary: a cold key either way.
 
 The ghost: two rotating Bloom filters.  An exact FIFO of ids needs an index; a pair of
-Bloom filters keeps "evicted on probation within the last 2G to 4G such evictions" in a few
-bits per id: ids go into the *current* filter; when it has taken G ids, it becomes the
-*previous* one and the former previous is cleared to take over.  A lookup asks both.
-G = ``PROBATION_GHOST_GENERATION`` x the candidate keys (resized with the population, like
-the duel ring, at most ``GHOST_MAX_IDS``); each filter has ``BLOOM_BITS_PER_ID`` x G bits
-and two probes per id, both taken from the key's 64-bit ``hash()`` (cached in the bytes
-object), so a lookup costs two bit tests per filter and no hashing.  False positives
-(about 5 % per filter at 8 bits and 2 probes) only let a new key skip probation.  Memory: ``BLOOM_BITS_PER_ID * G * 2 / 8`` bytes,
-4 bytes per cached key at G = 2 x keys, counted against maxmemory with the controller's.
+Bloom filters keeps "evicted within the last G to 2G evictions" in a few bits per id: ids
+go into the *current* filter; when it has taken G ids, it becomes the *previous* one and
+the former previous is cleared to take over.  A lookup asks both.  G =
+``PROBATION_GHOST_GENERATION`` x the candidate keys (resized with the population, like the
+duel ring, at most ``GHOST_MAX_IDS``); each filter has ``BLOOM_BITS_PER_ID`` x G bits and
+``BLOOM_PROBES`` probes per id, all derived from the key's 64-bit ``hash()`` (cached in the
+bytes object), so a lookup hashes nothing.  Memory: ``BLOOM_BITS_PER_ID * G * 2 / 8``
+bytes, 8 bytes per cached key at G = 2 x keys, counted against maxmemory with the
+controller's.
 
-Measured in the simulator first (``research/probation/``: the AHE-adaptive kernel, real
-traces; two generations of 2C was the best ghost of those tried) and then on the live server
+False positives matter more than the bytes: a false positive hands a one-hit wonder the
+return boost, which at a frequency-leaning alpha protects it for many turnovers.  Live,
+read-through, hit % (``bench/trace_quality.py``; the bits also cost keys held):
+
+    bits/id, probes      CP 500   CP 2,000  CP 8,000  Mooncake 500  2,000   8,000
+    8, 2  (~5 % FP)      16.70    18.86     27.94     5.38          9.70    20.32
+    12, 2 (~2.3 %)       16.91    19.45     28.37     5.80          10.02   20.46
+    16, 2 (~1.4 %)       17.04    20.09     28.49     6.00          10.13   20.37
+    16, 3 (~0.5 %)       17.08    20.40     28.57     6.09          10.32   20.50
+
+Measured in the simulator first (``research/probation/``: the AHE-adaptive kernel on the
+real traces; two generations of 2C ids, every victim in the ghost and a return boost of 3
+were the best of the 60 variants tried, against the best published policy per row; the
+idle threshold between 0.05 and 0.3 turnover changes little), then on the live server
 (``docs/eviction-quality.md``).
 
 Complexity: ``admit`` and ``evicted`` O(1); rotation O(bits / 8) once per G probationary
@@ -49,7 +63,10 @@ PROBATION_COUNTER = LFU_INIT_VAL - 1   # a new key's Morris counter while on pro
 PROBATION_IDLE_TURNOVERS = 0.1         # idle beyond this many turnovers: evicted first
 PROBATION_FIRST = 1.0e6                # score added then (above any blend score)
 PROBATION_GHOST_GENERATION = 2         # ids per ghost generation, per candidate key
-BLOOM_BITS_PER_ID = 8                  # bits per id in each filter (2 probes: ~5 % FP)
+GHOST_RETURN_BOOST = 3                 # counter points above LFU_INIT_VAL for a returning key
+BLOOM_BITS_PER_ID = 16                 # bits per id in each filter ...
+BLOOM_PROBES = 3                       # ... and probes per id (written out in add and
+                                       # __contains__): ~0.5 % FP per full filter
 GHOST_MIN_IDS = 64                     # generation size, lower bound ...
 GHOST_MAX_IDS = 1 << 24                # ... and upper bound (2 x 16 MiB of filters; above
                                        # 8M candidate keys the window shrinks relatively)
@@ -83,15 +100,23 @@ class ProbationGhost:
         return min(max(PROBATION_GHOST_GENERATION * population, GHOST_MIN_IDS),
                    GHOST_MAX_IDS)
 
+    # BLOOM_PROBES = 3 cells per id by double hashing on the two 32-bit halves of the
+    # key's hash(), each mapped onto the filter by a multiply-shift; written out (no loop,
+    # no list) because admit() runs once per new key.
+
     def add(self, h: int) -> None:
         """Remember the key whose ``hash()`` is ``h``.  Complexity: O(1) (a rotation,
         once per ``generation`` adds, clears one filter)."""
         m = self.bits
-        p = ((h & _LOW32) * m) >> 32
-        q = (((h >> 32) & _LOW32) * m) >> 32
+        a = h & _LOW32
+        b = ((h >> 32) & _LOW32) | 1
+        c = (a + b) & _LOW32
+        d = (c + b) & _LOW32
+        p, q, r = (a * m) >> 32, (c * m) >> 32, (d * m) >> 32
         cur = self._cur
         cur[p >> 3] |= 1 << (p & 7)
         cur[q >> 3] |= 1 << (q & 7)
+        cur[r >> 3] |= 1 << (r & 7)
         self.added += 1
         self._n += 1
         if self._n >= self.generation:
@@ -106,14 +131,18 @@ class ProbationGhost:
         """Whether the key with ``hash()`` ``h`` was added within the last one to two
         generations (or is a false positive).  Complexity: O(1)."""
         m = self.bits
-        p = ((h & _LOW32) * m) >> 32
-        q = (((h >> 32) & _LOW32) * m) >> 32
-        pb, pm, qb, qm = p >> 3, 1 << (p & 7), q >> 3, 1 << (q & 7)
+        a = h & _LOW32
+        b = ((h >> 32) & _LOW32) | 1
+        c = (a + b) & _LOW32
+        d = (c + b) & _LOW32
+        p, q, r = (a * m) >> 32, (c * m) >> 32, (d * m) >> 32
+        pb, qb, rb = p >> 3, q >> 3, r >> 3
+        pm, qm, rm = 1 << (p & 7), 1 << (q & 7), 1 << (r & 7)
         cur = self._cur
-        if cur[pb] & pm and cur[qb] & qm:
+        if cur[pb] & pm and cur[qb] & qm and cur[rb] & rm:
             return True
         prev = self._prev
-        return bool(prev[pb] & pm and prev[qb] & qm)
+        return bool(prev[pb] & pm and prev[qb] & qm and prev[rb] & rm)
 
     def memory_bytes(self) -> int:
         """What CPython allocated for both filters (tests compare with sys.getsizeof)."""
