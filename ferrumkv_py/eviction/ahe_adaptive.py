@@ -317,11 +317,12 @@ class AdaptiveController:
         last = db.lru[e]
         c = db.lfu[e]
         hk = hash(key)
+        on_probation = False
         if self.ghost is not None:
             self.ghost.add(hk)                         # every victim: probation.py
             if c == PROBATION_COUNTER:
                 self.probation_evicted += 1
-                c = LFU_INIT_VAL
+                on_probation = True
         h = hk & HASH_MASK
         w = self._find(h) if self._tab[h & self._mask] else -1
         if w >= 0:
@@ -332,7 +333,9 @@ class AdaptiveController:
                 self._alt[slot] = None                 # the kept pick becomes a ghost too
                 return
             self._decide(slot, right=True)             # the kept pick was read before
-        if rdb is None:
+        if rdb is None or on_probation:
+            # probation, not the blend, chose a probationary victim: a duel on it would
+            # credit frequency with every one-hit wonder and drag alpha down
             return
         idle = now_ms - last
         is_r = (rs == e and rdb is db) or idle > ri or (idle == ri and c < rc)
