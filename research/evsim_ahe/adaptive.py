@@ -38,7 +38,7 @@ from sim import BUCKET, EVPOOL, _decayed, _pool_insert
 # parameter vector layout
 (P_SAMPLES, P_POOLMODE, P_THETA0, P_TMIN, P_TMAX, P_W, P_RECMODE, P_HBETA, P_DECAY,
  P_TTLP, P_TTLT, P_CTRL, P_DELTA, P_ETA, P_G, P_DIRMODE, P_HMODE, P_TRACE, P_PROB, P_PGHOST,
- P_NP) = range(21)
+ P_GBOOST, P_GALL, P_RESTORE, P_NP) = range(24)
 PROBATION_FIRST = 1.0e6     # score added to an expired probationary key: it leaves first
 
 CT_FIXED, CT_NEIGH, CT_EXTREME = 0, 1, 2
@@ -50,7 +50,8 @@ def logit(a):
 
 def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmode=0,
            hbeta=1.0 / 64, decay=0, ttlP=1.0, ttlT=1.0, ctrl=CT_NEIGH, delta=1.0,
-           eta=0.02, G=2048, dirmode=0, hmode=0, trace=0, prob=-1.0, pghost=0.0):
+           eta=0.02, G=2048, dirmode=0, hmode=0, trace=0, prob=-1.0, pghost=0.0, gboost=0,
+           gall=0, restore=0):
     """``prob`` >= 0: probation (research/probation/README.md) -- a key not hit since its
     insertion and idle for more than ``prob`` turnovers is evicted first; ``pghost``: the
     ghost of keys evicted on probation holds ``pghost * C`` ids (re-inserted while there, a
@@ -77,6 +78,9 @@ def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmo
     p[P_TRACE] = trace     # > 0: stats[6:] = alpha every `trace` requests
     p[P_PROB] = prob
     p[P_PGHOST] = pghost
+    p[P_GBOOST] = gboost     # a key found in the ghost starts at 5 + gboost
+    p[P_GALL] = gall         # 1: every victim enters the ghost (not only probationary ones)
+    p[P_RESTORE] = restore   # 1: a key found in the ghost gets back its counter at eviction
     return p
 
 
@@ -139,6 +143,10 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     p_prob = p[P_PROB]
     ng = int(abs(p[P_PGHOST]) * C)
     grot = p[P_PGHOST] < 0.0      # two rotating generations of ng each (a Bloom-pair ghost)
+    gboost = int(p[P_GBOOST])
+    gall = int(p[P_GALL])
+    restore = int(p[P_RESTORE])
+    evcnt = np.zeros(nkeys, np.int32)
     gen_of = np.full(nkeys, -2, np.int64)
     gen = 0
     gen_n = 0
@@ -411,7 +419,8 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                         if cursor >= G:
                             cursor = 0
                         st[0] += 1
-                if grot and ng > 0 and prob[victim] == 1:
+                if grot and ng > 0 and (prob[victim] == 1 or gall == 1):
+                    evcnt[victim] = cnt[victim]
                     gen_of[victim] = gen
                     gen_n += 1
                     if gen_n >= ng:
@@ -440,7 +449,12 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
             ldt[k] = now_min
             last[k] = now
             if grot:
-                prob[k] = 1 if p_prob >= 0.0 and not (ng > 0 and gen_of[k] >= gen - 1) else 0
+                ing = ng > 0 and gen_of[k] >= gen - 1
+                prob[k] = 1 if p_prob >= 0.0 and not ing else 0
+                if ing:
+                    cnt[k] = 5 + gboost
+                    if restore == 1 and evcnt[k] > cnt[k]:
+                        cnt[k] = evcnt[k]
             else:
                 prob[k] = 1 if p_prob >= 0.0 and not (ng > 0 and in_g[k] > 0) else 0
             if ttl_of[k] > 0.0:
