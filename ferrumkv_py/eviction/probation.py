@@ -29,9 +29,10 @@ Bloom filters keeps "evicted within the last G to 2G evictions" in a few bits pe
 go into the *current* filter; when it has taken G ids, it becomes the *previous* one and
 the former previous is cleared to take over.  A lookup asks both.  G =
 ``PROBATION_GHOST_GENERATION`` x the candidate keys (resized with the population, like the
-duel ring, at most ``GHOST_MAX_IDS``); each filter has ``BLOOM_BITS_PER_ID`` x G bits and
-``BLOOM_PROBES`` probes per id, all derived from the key's 64-bit ``hash()`` (cached in the
-bytes object), so a lookup hashes nothing.  Memory: ``BLOOM_BITS_PER_ID * G * 2 / 8``
+duel ring, at most ``GHOST_MAX_IDS``); each filter has ``BLOOM_BITS_PER_ID`` x G bits, and
+an id's 3 bits lie in one 64-bit word (a *blocked* Bloom filter, see ``add``), all derived
+from the key's 64-bit ``hash()`` (cached in the bytes object), so a lookup hashes nothing
+and reads one word per filter.  Memory: ``BLOOM_BITS_PER_ID * G * 2 / 8``
 bytes, 8 bytes per cached key at G = 2 x keys, counted against maxmemory with the
 controller's.
 
@@ -44,6 +45,8 @@ read-through, hit % (``bench/trace_quality.py``; the bits also cost keys held):
     12, 2 (~2.3 %)       16.91    19.45     28.37     5.80          10.02   20.46
     16, 2 (~1.4 %)       17.04    20.09     28.49     6.00          10.13   20.37
     16, 3 (~0.5 %)       17.08    20.40     28.57     6.09          10.32   20.50
+    (then the blocked form of 16, 3: ~1 %, one word per lookup: same hit rates within
+    the noise, section 10 of docs/ahe-adaptive.md)
 
 Measured in the simulator first (``research/probation/``: the AHE-adaptive kernel on the
 real traces; two generations of 2C ids, every victim in the ghost and a return boost of 3
@@ -57,6 +60,9 @@ evictions; memory O(G).
 
 from __future__ import annotations
 
+import sys
+from array import array
+
 from ..values import LFU_INIT_VAL
 
 PROBATION_COUNTER = LFU_INIT_VAL - 1   # a new key's Morris counter while on probation
@@ -64,20 +70,19 @@ PROBATION_IDLE_TURNOVERS = 0.1         # idle beyond this many turnovers: evicte
 PROBATION_FIRST = 1.0e6                # score added then (above any blend score)
 PROBATION_GHOST_GENERATION = 2         # ids per ghost generation, per candidate key
 GHOST_RETURN_BOOST = 3                 # counter points above LFU_INIT_VAL for a returning key
-BLOOM_BITS_PER_ID = 16                 # bits per id in each filter ...
-BLOOM_PROBES = 3                       # ... and probes per id (written out in add and
-                                       # __contains__): ~0.5 % FP per full filter
+BLOOM_BITS_PER_ID = 16                 # bits per id in each filter, in 64-bit words
 GHOST_MIN_IDS = 64                     # generation size, lower bound ...
-GHOST_MAX_IDS = 1 << 24                # ... and upper bound (2 x 16 MiB of filters; above
+GHOST_MAX_IDS = 1 << 24                # ... and upper bound (2 x 32 MiB of filters; above
                                        # 8M candidate keys the window shrinks relatively)
-BYTEARRAY_OBJ = 57                     # sys.getsizeof(bytearray(0)) on CPython 3.11
 _LOW32 = 0xFFFF_FFFF
+_WORD_BITS = 64
 
 
 class ProbationGhost:
     """Two rotating Bloom filters of key hashes (see the module docstring)."""
 
-    __slots__ = ("generation", "bits", "_cur", "_prev", "_n", "rotations", "added")
+    __slots__ = ("generation", "words", "_cur", "_prev", "_n", "rotations", "added",
+                 "_bytes")
 
     def __init__(self, population: int):
         self.rotations = 0
@@ -86,64 +91,50 @@ class ProbationGhost:
 
     def resize(self, population: int) -> None:
         """Size both filters for ``population`` candidate keys; forgets every id.
-        Complexity: O(bits / 8)."""
+        Complexity: O(words)."""
         g = self.wanted(population)
         self.generation = g
-        nbytes = (BLOOM_BITS_PER_ID * g + 7) // 8
-        self.bits = nbytes * 8
-        self._cur = bytearray(nbytes)
-        self._prev = bytearray(nbytes)
+        self.words = (BLOOM_BITS_PER_ID * g + _WORD_BITS - 1) // _WORD_BITS
+        self._cur = self._empty()
+        self._prev = self._empty()
         self._n = 0
+        self._bytes = sys.getsizeof(self._cur) + sys.getsizeof(self._prev)
+
+    def _empty(self) -> array:
+        return array("Q", [0]) * self.words        # exact allocation (no growth slack)
 
     def wanted(self, population: int) -> int:
         """The generation size ``population`` keys ask for."""
         return min(max(PROBATION_GHOST_GENERATION * population, GHOST_MIN_IDS),
                    GHOST_MAX_IDS)
 
-    # BLOOM_PROBES = 3 cells per id by double hashing on the two 32-bit halves of the
-    # key's hash(), each mapped onto the filter by a multiply-shift; written out (no loop,
-    # no list) because admit() runs once per new key.
+    # A blocked Bloom filter: an id sets 3 bits of ONE 64-bit word, the word chosen by the
+    # low 32 bits of its hash() (multiply-shift onto the filter), the bits by three 6-bit
+    # fields of the high 32.  One word read per filter and no loop: admit() runs once per
+    # new key.  With 16 bits per id a word holds about 4 ids, so a false positive (all 3
+    # bits set by others) is about 1 %.
 
     def add(self, h: int) -> None:
         """Remember the key whose ``hash()`` is ``h``.  Complexity: O(1) (a rotation,
-        once per ``generation`` adds, clears one filter)."""
-        m = self.bits
-        a = h & _LOW32
-        b = ((h >> 32) & _LOW32) | 1
-        c = (a + b) & _LOW32
-        d = (c + b) & _LOW32
-        p, q, r = (a * m) >> 32, (c * m) >> 32, (d * m) >> 32
-        cur = self._cur
-        cur[p >> 3] |= 1 << (p & 7)
-        cur[q >> 3] |= 1 << (q & 7)
-        cur[r >> 3] |= 1 << (r & 7)
+        once per ``generation`` adds, allocates one empty filter)."""
+        w = ((h & _LOW32) * self.words) >> 32
+        self._cur[w] |= (1 << ((h >> 32) & 63)) | (1 << ((h >> 38) & 63)) | \
+            (1 << ((h >> 44) & 63))
         self.added += 1
         self._n += 1
         if self._n >= self.generation:
-            old = self._prev
-            old[:] = bytes(len(old))
-            self._prev = cur
-            self._cur = old
+            self._prev = self._cur
+            self._cur = self._empty()
             self._n = 0
             self.rotations += 1
 
     def __contains__(self, h: int) -> bool:
         """Whether the key with ``hash()`` ``h`` was added within the last one to two
         generations (or is a false positive).  Complexity: O(1)."""
-        m = self.bits
-        a = h & _LOW32
-        b = ((h >> 32) & _LOW32) | 1
-        c = (a + b) & _LOW32
-        d = (c + b) & _LOW32
-        p, q, r = (a * m) >> 32, (c * m) >> 32, (d * m) >> 32
-        pb, qb, rb = p >> 3, q >> 3, r >> 3
-        pm, qm, rm = 1 << (p & 7), 1 << (q & 7), 1 << (r & 7)
-        cur = self._cur
-        if cur[pb] & pm and cur[qb] & qm and cur[rb] & rm:
-            return True
-        prev = self._prev
-        return bool(prev[pb] & pm and prev[qb] & qm and prev[rb] & rm)
+        w = ((h & _LOW32) * self.words) >> 32
+        bits = (1 << ((h >> 32) & 63)) | (1 << ((h >> 38) & 63)) | (1 << ((h >> 44) & 63))
+        return self._cur[w] & bits == bits or self._prev[w] & bits == bits
 
     def memory_bytes(self) -> int:
-        """What CPython allocated for both filters (tests compare with sys.getsizeof)."""
-        return 2 * (self.bits // 8 + BYTEARRAY_OBJ)
+        """What CPython allocated for both filters (sys.getsizeof, taken at resize)."""
+        return self._bytes
