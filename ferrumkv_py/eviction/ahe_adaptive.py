@@ -125,6 +125,7 @@ LIST_OBJ = 56                     # sys.getsizeof([])
 RING_OBJ_BYTES = 6 * ARRAY_OBJ + LIST_OBJ     # _vh, _ah, _alru, _state, _adb, _tab; _alt
 
 _NO_PICK = (-1, LFU_COUNTER_MAX + 1, -1, LFU_COUNTER_MAX + 1)   # idle, counter, idle, counter
+N_PICK_COLS = 6                   # the kernel's picks row (kernel.py P_*): rs ri rc fs fi fc
 
 THETA_MIN = math.log(AHE_ALPHA_MIN / (1.0 - AHE_ALPHA_MIN))
 THETA_MAX = math.log(AHE_ALPHA_MAX / (1.0 - AHE_ALPHA_MAX))
@@ -324,15 +325,8 @@ class AdaptiveController:
                 self.probation_evicted += 1
                 on_probation = True
         h = hk & HASH_MASK
-        w = self._find(h) if self._tab[h & self._mask] else -1
-        if w >= 0:
-            slot = w >> 1
-            if not (w & 1 and self._adb[slot] == db.id and self._alt[slot] == key):
-                return                                 # a ghost's key (another db)
-            if last & HASH_MASK == self._alru[slot]:
-                self._alt[slot] = None                 # the kept pick becomes a ghost too
-                return
-            self._decide(slot, right=True)             # the kept pick was read before
+        if self._tab[h & self._mask] and self._duel_key_evicted(db, key, h, last):
+            return
         if rdb is None or on_probation:
             # probation, not the blend, chose a probationary victim: a duel on it would
             # credit frequency with every one-hit wonder and drag alpha down
@@ -365,6 +359,50 @@ class AdaptiveController:
         self.duels += 1
         slot += 1
         self._cursor = slot if slot < self.cap else 0
+
+    def _duel_key_evicted(self, db, key: bytes, h: int, last: int) -> bool:
+        """The victim ``key`` (32-bit hash ``h``, access time ``last``) may be in a duel
+        already: as a kept pick, its duel is decided (it was read since: the duel's victim
+        was right) or it becomes a ghost too.  True when no new duel may start on it.
+        O(1) on average."""
+        w = self._find(h)
+        if w < 0:
+            return False
+        slot = w >> 1
+        if not (w & 1 and self._adb[slot] == db.id and self._alt[slot] == key):
+            return True                                # a ghost's key (another db)
+        if last & HASH_MASK == self._alru[slot]:
+            self._alt[slot] = None                     # the kept pick becomes a ghost too
+            return True
+        self._decide(slot, right=True)                 # the kept pick was read before
+        return False
+
+    def evicted_batch(self, db, victims, n: int, picks, now_ms: int) -> None:
+        """:meth:`evicted` for the first ``n`` victims of a compiled batch, before any is
+        unlinked (``picks``: the kernel's rows of N_PICK_COLS per victim).  A victim that
+        probation chose (the common case with ``ahe-probation``) needs only the block
+        count, the ghost and the check that it is not in a duel, done here without the
+        per-victim call; the others go through :meth:`evicted`.  Complexity: O(n)."""
+        keys, lfu, lru = db.keys, db.lfu, db.lru
+        ghost = self.ghost
+        evicted = self.evicted
+        for i in range(n):
+            s = victims[i]
+            if (ghost is None or lfu[s] != PROBATION_COUNTER or self._blk_start_ms is None
+                    or self._blk_n + 1 >= EVICTIONS_PER_BLOCK):
+                row = i * N_PICK_COLS
+                rs = picks[row]
+                evicted(db, s, now_ms, db if rs >= 0 else None, rs, picks[row + 1],
+                        picks[row + 2], db, picks[row + 3], picks[row + 4], picks[row + 5])
+                continue
+            self._blk_n += 1
+            key = keys[s]
+            hk = hash(key)
+            ghost.add(hk)
+            self.probation_evicted += 1
+            h = hk & HASH_MASK
+            if self._tab[h & self._mask]:
+                self._duel_key_evicted(db, key, h, lru[s])
 
     def on_miss(self, key: bytes) -> None:
         """A read missed ``key``: if it is a duel's ghost, that duel is decided.

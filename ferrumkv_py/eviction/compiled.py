@@ -162,20 +162,25 @@ class CompiledSampler:
                 lru[s] = xstamps[i]
                 db._expire_slot(s)         # unlink, expired_keys, "expired" event
             notify = ks.notify_flags
-            if ctl is None and not notify:
+            if adapt is not None:           # the adaptive controller: its batch, then unlink
+                for i in range(nv):
+                    lru[victims[i]] = stamps[i]
+                adapt.evicted_batch(db, victims, nv, picks, now)
+                if not notify:
+                    db.unlink_many(victims, nv, lazy)
+                else:
+                    for i in range(nv):
+                        s = victims[i]
+                        key = keys[s]
+                        unlink(s, lazy)
+                        ks.notify(db, NOTIFY_EVICTED, b"evicted", key)
+            elif ctl is None and not notify:
                 db.unlink_many(victims, nv, lazy)     # the common case: one loop
             else:
-                evicted = adapt.evicted if adapt is not None else None
                 for i in range(nv):
                     s = victims[i]
                     lru[s] = stamps[i]
-                    if evicted is not None:     # the adaptive controller, picks as arguments
-                        row = i * N_PICK_COLS
-                        rs = picks[row]
-                        evicted(db, s, now, db if rs >= 0 else None, rs, picks[row + 1],
-                                picks[row + 2], db, picks[row + 3], picks[row + 4],
-                                picks[row + 5])
-                    elif ctl is not None:
+                    if ctl is not None:
                         ctl.on_evict(db, s, now)
                     key = keys[s]
                     unlink(s, lazy)
