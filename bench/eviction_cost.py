@@ -274,10 +274,14 @@ def inproc_cost(policy: str, profile: bool = False, ttl: bool = None,
     from ferrumkv_py.config import Config
     from ferrumkv_py.server import Server as KvServer
     cfg = Config()
+    policy, *settings = policy.split("+")             # e.g. allkeys-ahe+ahe-probation=no
     policy, _, controller = policy.partition(":")     # e.g. allkeys-ahe:spec
     cfg.set("maxmemory-policy", policy)
     if controller:
         cfg.set("ahe-controller", controller)
+    for item in settings:
+        name, _, value = item.partition("=")
+        cfg.set(name, value)
     clock = ManualClock()
     srv = KvServer(cfg, clock=clock, rng=random.Random(1))
     ks, db = srv.ks, srv.ks.dbs[0]

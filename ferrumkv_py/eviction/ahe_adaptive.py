@@ -196,6 +196,7 @@ class AdaptiveController:
         self.undecided = 0
         # probation (probation.py): the ghost of keys evicted on probation, or None = off
         self.ghost = None
+        self._batch_hashes = array("q")       # evicted_batch's ghost ids (grown to a batch)
         self.probation_evicted = 0       # victims evicted while on probation
         self.ghost_returns = 0           # new keys found in the ghost (no probation)
         self._set_probation(settings.probation)
@@ -381,28 +382,48 @@ class AdaptiveController:
         """:meth:`evicted` for the first ``n`` victims of a compiled batch, before any is
         unlinked (``picks``: the kernel's rows of N_PICK_COLS per victim).  A victim that
         probation chose (the common case with ``ahe-probation``) needs only the block
-        count, the ghost and the check that it is not in a duel, done here without the
-        per-victim call; the others go through :meth:`evicted`.  Complexity: O(n)."""
-        keys, lfu, lru = db.keys, db.lfu, db.lru
+        count, the ghost (its hash is collected; one compiled call adds them all) and the
+        check that it is not in a duel; the others go through :meth:`evicted`.
+        Complexity: O(n)."""
         ghost = self.ghost
         evicted = self.evicted
+        if ghost is None or self._blk_start_ms is None:
+            for i in range(n):
+                row = i * N_PICK_COLS
+                rs = picks[row]
+                evicted(db, victims[i], now_ms, db if rs >= 0 else None, rs, picks[row + 1],
+                        picks[row + 2], db, picks[row + 3], picks[row + 4], picks[row + 5])
+            return
+        keys, lfu, lru = db.keys, db.lfu, db.lru
+        hashes = self._batch_hashes
+        if len(hashes) < n:
+            hashes = self._batch_hashes = array("q", [0]) * n
+        nh = 0
+        room = EVICTIONS_PER_BLOCK - 1 - self._blk_n   # probation victims before a block
+        tab, mask = self._tab, self._mask
         for i in range(n):
             s = victims[i]
-            if (ghost is None or lfu[s] != PROBATION_COUNTER or self._blk_start_ms is None
-                    or self._blk_n + 1 >= EVICTIONS_PER_BLOCK):
+            if lfu[s] != PROBATION_COUNTER or room <= 0:
+                self._blk_n = EVICTIONS_PER_BLOCK - 1 - room
                 row = i * N_PICK_COLS
                 rs = picks[row]
                 evicted(db, s, now_ms, db if rs >= 0 else None, rs, picks[row + 1],
                         picks[row + 2], db, picks[row + 3], picks[row + 4], picks[row + 5])
+                room = EVICTIONS_PER_BLOCK - 1 - self._blk_n
+                tab, mask = self._tab, self._mask      # a block may have resized the ring
                 continue
-            self._blk_n += 1
+            room -= 1
             key = keys[s]
             hk = hash(key)
-            ghost.add(hk)
-            self.probation_evicted += 1
+            hashes[nh] = hk
+            nh += 1
             h = hk & HASH_MASK
-            if self._tab[h & self._mask]:
+            if tab[h & mask]:
                 self._duel_key_evicted(db, key, h, lru[s])
+        self._blk_n = EVICTIONS_PER_BLOCK - 1 - room
+        self.probation_evicted += nh
+        if nh:
+            ghost.add_many(hashes, nh)
 
     def on_miss(self, key: bytes) -> None:
         """A read missed ``key``: if it is a duel's ghost, that duel is decided.

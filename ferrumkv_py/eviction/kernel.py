@@ -240,6 +240,18 @@ def pick_victims(mode, ip, fp, lru, lfu, exp, vslots, pool_score, pool_slot, poo
     return nv
 
 
+@njit(cache=True)
+def bloom_add_many(cur, words, hashes, n):
+    """ProbationGhost.add's bit rule for ``hashes[:n]`` into the filter ``cur`` (uint64
+    words): the compiled path's victims of one batch in one call.  Complexity: O(n)."""
+    one = np.uint64(1)
+    for i in range(n):
+        h = hashes[i]
+        w = ((h & 0xFFFFFFFF) * words) >> 32
+        cur[w] |= (one << np.uint64((h >> 32) & 63)) | (one << np.uint64((h >> 38) & 63)) \
+            | (one << np.uint64((h >> 44) & 63))
+
+
 def warm() -> None:
     """Compile (or load from numba's cache) the kernel for the argument types the Evictor
     passes, so that the first eviction does not pay for it.  Complexity: O(1) after the
@@ -252,3 +264,4 @@ def warm() -> None:
                  array("B", [0]), array("q", [0]), array("q"), array("d", [0.0]), array("q", [0]),
                  array("q", [0]), array("Q", [1]), one, array("q", [0]), array("q", [0]),
                  array("q", [0]), array("q", [0] * N_PICK_COLS))
+    bloom_add_many(array("Q", [0]), 1, array("q", [0]), 1)

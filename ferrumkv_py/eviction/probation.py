@@ -128,6 +128,24 @@ class ProbationGhost:
             self._n = 0
             self.rotations += 1
 
+    def add_many(self, hashes, n: int) -> None:
+        """:meth:`add` of ``hashes[:n]`` (an array('q')), the bits set by the compiled
+        kernel (``kernel.bloom_add_many``, the same rule), rotating where :meth:`add`
+        would.  Complexity: O(n)."""
+        from .kernel import bloom_add_many
+        i = 0
+        while i < n:
+            k = min(n - i, self.generation - self._n)
+            bloom_add_many(self._cur, self.words, hashes[i:i + k] if i else hashes, k)
+            i += k
+            self.added += k
+            self._n += k
+            if self._n >= self.generation:
+                self._prev = self._cur
+                self._cur = self._empty()
+                self._n = 0
+                self.rotations += 1
+
     def __contains__(self, h: int) -> bool:
         """Whether the key with ``hash()`` ``h`` was added within the last one to two
         generations (or is a false positive).  Complexity: O(1)."""

@@ -213,3 +213,65 @@ def test_one_hit_wonders_leave_first_on_the_live_server(make_server):
     assert mem_on["ahe_probation_evicted"] > 1_000
     assert on > off + 0.01, (on, off)            # measured: 0.118 against 0.100
     assert once_on < once_off - 0.05, (once_on, once_off)    # measured: 0.40 against 0.51
+
+
+def test_add_many_sets_the_same_bits_and_rotates_like_add():
+    from array import array
+    one, many = P.ProbationGhost(40), P.ProbationGhost(40)       # generation 80 ids
+    rnd = random.Random(3)
+    hashes = [hash(rnd.randbytes(9)) for _ in range(500)]
+    for h in hashes:
+        one.add(h)
+    i = 0
+    for size in (1, 7, 79, 80, 81, 200, 52):                     # batches across rotations
+        many.add_many(array("q", hashes[i:i + size]), size)
+        i += size
+    assert i == len(hashes)
+    assert (one._cur, one._prev, one._n, one.rotations, one.added) == \
+        (many._cur, many._prev, many._n, many.rotations, many.added)
+
+
+def _twin(seed):
+    """A keyspace of 300 keys, a third on probation, with an adaptive controller whose
+    turnover is measured and that has duels going."""
+    ks, db, ctl = make(n=0)
+    rnd = random.Random(seed)
+    for i in range(300):
+        s = db.add(b"k%d" % i, b"v")
+        db.set_access(s, NOW - rnd.randrange(1, 50_000),
+                      P.PROBATION_COUNTER if i % 3 == 0 else rnd.randrange(5, 40))
+    ctl.turnover_ms = 20_000.0
+    ctl._block(NOW)                               # sizes the ring and the ghost
+    return ks, db, ctl
+
+
+def test_evicted_batch_leaves_the_controller_as_evicted_one_by_one():
+    from array import array
+    from ferrumkv_py.eviction.ahe_adaptive import N_PICK_COLS
+    rnd = random.Random(9)
+    slots = rnd.sample(range(300), 120)
+    picks = array("q", [0] * (120 * N_PICK_COLS))
+    for i in range(120):                          # picks: another key each, or none
+        r, f = rnd.sample(range(300), 2)
+        row = i * N_PICK_COLS
+        if rnd.random() < 0.8:
+            picks[row:row + N_PICK_COLS] = array("q", [r, 40_000, 9, f, 10, 5])
+        else:
+            picks[row:row + N_PICK_COLS] = array("q", [-1, -1, 256, -1, -1, 256])
+    ks1, db1, one = _twin(4)
+    ks2, db2, batch = _twin(4)
+    on_probation = sum(db1.lfu[s] == P.PROBATION_COUNTER for s in slots)
+    for i, s in enumerate(slots):
+        row = i * N_PICK_COLS
+        rs = picks[row]
+        one.evicted(db1, s, NOW, db1 if rs >= 0 else None, rs, picks[row + 1],
+                    picks[row + 2], db1, picks[row + 3], picks[row + 4], picks[row + 5])
+    batch.evicted_batch(db2, array("q", slots), len(slots), picks, NOW)
+    for name in ("probation_evicted", "duels", "active", "theta", "_blk_n",
+                 "recency_wins", "frequency_wins", "undecided"):
+        assert getattr(one, name) == getattr(batch, name), name
+    assert one.probation_evicted == on_probation > 20 and one.duels > 10
+    assert (one.ghost._cur, one.ghost._n) == (batch.ghost._cur, batch.ghost._n)
+    assert list(one._vh) == list(batch._vh) and list(one._state) == list(batch._state)
+    one._check()
+    batch._check()
