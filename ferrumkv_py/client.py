@@ -16,7 +16,7 @@ Hot path: ``data_received`` takes a read's commands in one batch (``get_batch``)
 the common case inline, call() and run() folded into its loop: a known command with its
 arity, authenticated, outside MULTI, memory within maxmemory.  Anything else goes through
 :meth:`Client.call`, which words every error, so both paths answer alike.  Per-command stats
-are counted per read (``server.Stats``).  The measurements: ``bench/server_bench.py``.
+are counted per read (``stats.Stats``).  The measurements: ``bench/server_bench.py``.
 """
 
 from __future__ import annotations
