@@ -220,6 +220,19 @@ class Server:
             c.reader.max_bulk_len = value
 
     def _set_maxmemory(self, value: int) -> None:
+        """A new ``maxmemory`` (start-up, a conf file, CONFIG SET): the one place that orders
+        what it changes, so that no listener depends on running before another one:
+
+        1. ``evictor.prepare_limit(value)``: the compiled path is built, and the evictor is
+           marked lagging (catch-up budget) when memory is already over the new limit;
+        2. ``self.maxmemory`` is stored: make_room(), the dispatcher and INFO read it;
+        3. ``evictor.refresh_room_limit()``: the dispatcher's bound, from the stored value;
+        4. over the limit: the warning and, unless CLIENT PAUSE holds eviction, one pass.
+
+        (The Evictor's own ``maxmemory`` listener runs step 1 too; it is idempotent, so the
+        listeners' order does not matter: tests/ferrumkv/test_maxmemory_order.py.)
+        """
+        self.evictor.prepare_limit(value)
         self.maxmemory = value
         self.evictor.refresh_room_limit()
         if value and self.ks.used_memory > value:

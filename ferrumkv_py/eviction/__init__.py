@@ -442,3 +442,13 @@ class Evictor:
         if self.ks.used_memory <= self.server.room_limit:
             return True
         return self.make_room()
+
+    def prepare_limit(self, maxmemory: int) -> None:
+        """Step 1 of a new ``maxmemory``, which ``Server._set_maxmemory`` runs in its stated
+        order: build the compiled path if a policy that evicts now meets a limit, and mark
+        the backlog (``lagging``) when memory is already over the new limit, so the pass the
+        server runs next, and the cron's after it, get the catch-up budget.  Idempotent, so
+        the Evictor's own ``maxmemory`` listener may run it too, before or after.
+        Complexity: O(1) (the first compilation of the kernel aside).
+        """
+        self._set_maxmemory(maxmemory)
