@@ -6,7 +6,9 @@
 For every command in ``COMMAND LIST`` it stores the raw RESP3 reply of ``COMMAND INFO name``
 and ``COMMAND DOCS name`` (text, as sent): ``ferrumkv_py/command_specs.py`` parses them
 into reply values, so COMMAND DOCS, key specs and tips are Redis's own and the RESP2 / RESP3
-shapes follow from one source.  The server's version is recorded too.
+shapes follow from one source; ``ferrumkv_py/acl_table.py`` derives ACL's command table
+(categories, no_auth, key permissions) from the same COMMAND INFO replies on load.  The
+server's version is recorded too.
 """
 
 from __future__ import annotations
