@@ -46,19 +46,23 @@ local function call_error(e)
     if m then return {err = m} end
   end
 end
-redis.error_reply = function(...)
+-- error_reply / status_reply take exactly one string; anything else is answered (not
+-- raised) with Redis's error table
+local function reply_arg(...)
   local s = ...
-  if select('#', ...) ~= 1 or type(s) ~= 'string' then
-    return err_table("ERR wrong number or type of arguments")
-  end
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then return nil end
+  return s
+end
+local REPLY_ARG_ERR = "ERR wrong number or type of arguments"
+redis.error_reply = function(...)
+  local s = reply_arg(...)
+  if not s then return err_table(REPLY_ARG_ERR) end
   if sub(s, 1, 1) ~= '-' then s = '-' .. s end
   return err_table(error_buff(s))
 end
 redis.status_reply = function(...)
-  local s = ...
-  if select('#', ...) ~= 1 or type(s) ~= 'string' then
-    return err_table("ERR wrong number or type of arguments")
-  end
+  local s = reply_arg(...)
+  if not s then return err_table(REPLY_ARG_ERR) end
   return {ok = s}
 end
 redis.sha1hex = cfunc(function(...)

@@ -268,13 +268,8 @@ local function prepare()
   end
 end
 
-local function run(f, name, proto, nkeys, ...)
-  local keys, argv = {...}, {}
-  local n = select('#', ...)
-  for i = nkeys + 1, n do
-    argv[i - nkeys] = keys[i]
-    keys[i] = nil
-  end
+-- an EVAL script with KEYS and ARGV as tables (the engine builds them for long calls)
+local function run_tables(f, name, proto, keys, argv)
   rawset(real_globals, 'KEYS', keys)
   rawset(real_globals, 'ARGV', argv)
   prepare()
@@ -282,12 +277,15 @@ local function run(f, name, proto, nkeys, ...)
   return finish(ok, res, proto, name)
 end
 
-local function run_tables(f, name, proto, keys, argv)
-  rawset(real_globals, 'KEYS', keys)
-  rawset(real_globals, 'ARGV', argv)
-  prepare()
-  local ok, res = xpcall(f, handler)
-  return finish(ok, res, proto, name)
+-- an EVAL script with its nkeys keys and then its arguments as varargs
+local function run(f, name, proto, nkeys, ...)
+  local keys, argv = {...}, {}
+  local n = select('#', ...)
+  for i = nkeys + 1, n do
+    argv[i - nkeys] = keys[i]
+    keys[i] = nil
+  end
+  return run_tables(f, name, proto, keys, argv)
 end
 
 -- a function library's callback: fn(keys, args)

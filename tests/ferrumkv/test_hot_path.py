@@ -21,17 +21,9 @@ from ferrumkv_py.config import Config
 from ferrumkv_py.eviction import ROOM_UNLIMITED
 from ferrumkv_py.registry import lookup
 from ferrumkv_py.server import ROOM_CHECK_ATTRS, Server
+from tests.conftest import command_frame as _cmd
 
-
-class _NullTransport:
-    def write(self, data):
-        pass
-
-    def get_extra_info(self, name):
-        return None
-
-    def close(self):
-        pass
+from .inproc_util import NullTransport
 
 
 def _server(**settings) -> Server:
@@ -43,12 +35,8 @@ def _server(**settings) -> Server:
 
 def _client(server: Server) -> Client:
     c = Client(server)
-    c.connection_made(_NullTransport())
+    c.connection_made(NullTransport())
     return c
-
-
-def _cmd(*words: bytes) -> bytes:
-    return b"*%d\r\n" % len(words) + b"".join(b"$%d\r\n%b\r\n" % (len(w), w) for w in words)
 
 
 def _attrs_read_on(tree: ast.AST, name: str) -> set:
