@@ -28,6 +28,10 @@ CONNECT_TIMEOUT_S = 10.0
 
 
 class Raw:
+    """A raw RESP client that keeps replies as the bytes sent.  tests/ferrumkv/
+    test_differential.py's ``Conn`` reads replies the same way: kept apart on purpose, as
+    this script runs without the test tree (and raises EOFError where the test asserts)."""
+
     def __init__(self, port: int):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=CONNECT_TIMEOUT_S)
         self.buf = b""
@@ -92,8 +96,8 @@ def main(argv: list[str]) -> int:
         port = _free_port()
         proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                                  "--appendonly", "no"], stdout=subprocess.DEVNULL)
-        deadline = time.time() + CONNECT_TIMEOUT_S
-        while time.time() < deadline:
+        deadline = time.time() + CONNECT_TIMEOUT_S   # (tests/conftest.py's run_redis_server
+        while time.time() < deadline:                # waits the same way; no shared module)
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break
