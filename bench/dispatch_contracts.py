@@ -22,9 +22,10 @@ Seen here (2 cores shared with other jobs, load ~2.5, 2026-12-01; ref = the tree
 contracts, with the literal 4 and the unnamed inline check): bytecodes per command equal in
 every case (SET -P 16 253.0, GET -P 16 204.1, SET -P 16 maxmemory 260.0, SET -P 1 maxmemory
 734.6, SET/GET -P 16 shadow on 285.0 / 237.1); us per command within the run's noise
-(ours/ref 0.98-1.13, the unchanged plain cases included).  The room check as a bound
+(ours/ref 0.98-1.13 at load ~2.5, the unchanged plain cases included; 0.99-1.02 best of 5 at
+load ~1.5-2.4).  The room check as a bound
 ``room_for_write()`` call instead: SET -P 16 maxmemory 260.0 -> 268.2 bytecodes, -P 1
-734.4 -> 746.4; ``--timeit``: inline 32-42 ns, a call 52-81 ns per check.
+734.4 -> 746.4; ``--timeit``: inline 29-42 ns, a call 49-81 ns per check.
 """
 
 from __future__ import annotations
