@@ -106,11 +106,12 @@ def time_us(test: str, reps: int, n: int) -> float:
 
 
 def opcodes(test: str, n: int = OPCODE_REQUESTS, reads: int = OPCODE_READS,
-            detail: dict = None) -> tuple:
+            detail: dict = None, pipeline: int = PIPELINE, config: dict = None) -> tuple:
     """(total, command layer) bytecodes per command over the last ``reads`` reads; with
-    ``detail`` (a dict) also the count per ``file:function``."""
+    ``detail`` (a dict) also the count per ``file:function``; ``pipeline`` commands a read,
+    ``config`` the server's settings (bench/dispatch_contracts.py uses both)."""
     sb = _bench_module()
-    total_reads = n // PIPELINE
+    total_reads = n // pipeline
     first = total_reads - reads
     state = {"seen": 0, "active": False, "total": 0, "layer": 0}
     is_layer: dict = {}
@@ -149,11 +150,11 @@ def opcodes(test: str, n: int = OPCODE_REQUESTS, reads: int = OPCODE_READS,
 
     sb.time = _Clock(lambda: sys.settrace(glob), lambda: sys.settrace(None))
     try:
-        sb.dispatch_cost_us(test, PIPELINE, n, {})
+        sb.dispatch_cost_us(test, pipeline, n, config or {})
     finally:
         sys.settrace(None)
         sb.time = time
-    cmds = reads * PIPELINE
+    cmds = reads * pipeline
     if detail is not None:
         for name in detail:
             detail[name] /= cmds

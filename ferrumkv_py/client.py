@@ -16,7 +16,7 @@ Hot path: ``data_received`` takes a read's commands in one batch (``get_batch``)
 the common case inline, call() and run() folded into its loop: a known command with its
 arity, authenticated, outside MULTI, memory within maxmemory.  Anything else goes through
 :meth:`Client.call`, which words every error, so both paths answer alike.  Per-command stats
-are counted per read (``server.Stats``).  The measurements: ``bench/server_bench.py``.
+are counted per read (``stats.Stats``).  The measurements: ``bench/server_bench.py``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .errors import CommandError
 from .registry import COMMANDS, lookup
 from .resp import (NULL_ARRAY, QUEUED, ProtocolError, QueryBufferLimit, Raw,
                    RequestReader, encode, encode_error)
+from .shadow import FLAG_WRITE     # the shadow's hot-path contract (shadow.HOT_PATH_ATTRS)
 
 POSTPONED = Raw(b"")    # call(): CLIENT PAUSE holds the command (compared by identity)
 
@@ -243,8 +244,10 @@ class Client(asyncio.Protocol, ClientState):
             for argv in it:
                 # The common case runs inline, :meth:`call` and :meth:`run` in one: a known
                 # command with its arity, no subcommand, authenticated, outside MULTI, and
-                # memory within maxmemory (after eviction) if it is denyoom (make_room() is
-                # called only above Evictor.refresh_room_limit's bound).  Anything else
+                # memory within maxmemory (after eviction) if it is denyoom: the test of
+                # Evictor.room_for_write() spelt out on server.ROOM_CHECK_ATTRS, as a call
+                # costs more than the test (make_room() runs only above the room limit,
+                # Evictor.refresh_room_limit's bound).  Anything else
                 # takes call(), which words the errors (SET -P 16 -9% CPU per command,
                 # GET -P 16 -11%: bench/server_bench.py --parts dispatch).
                 spec = commands.get(argv[0])
@@ -303,11 +306,11 @@ class Client(asyncio.Protocol, ClientState):
                                 if self.obuf_big > self.obuf_early:
                                     self._write_early(out, 0)
                         shadow = server.shadow
-                        if shadow is not None:   # litehit: shadow.py "hot path"
+                        if shadow is not None:   # litehit: shadow.HOT_PATH_ATTRS only
                             if spec in shadow.single and not self.db.id:
                                 if shadow.keep_all or hash(argv[1]) < shadow.keep:
                                     shadow.keys.append(argv[1])
-                                    shadow.flags.append(4 if spec.write else
+                                    shadow.flags.append(FLAG_WRITE if spec.write else
                                                         reply is not None)
                             elif spec.first_key > 0:
                                 shadow.record(self, spec, argv, reply)
@@ -402,7 +405,7 @@ class Client(asyncio.Protocol, ClientState):
                 deny = self.multi_denyoom
             else:
                 deny = spec.denyoom
-            if deny and not server.evictor.make_room():
+            if deny and not server.evictor.room_for_write():
                 return self._reject(errors.OOMError().text, spec)
         if (self.proto == 2 and spec.name not in _PUBSUB_ALLOWED
                 and (self.sub_channels or self.sub_patterns or self.sub_shard)):

@@ -169,6 +169,8 @@ def _compress(src, out, htab):
                 htab[((v >> _HASH_SHIFT) - v * 5) & _HASH_MASK] = ip
                 ip += 1
         else:
+            # a literal byte; the tail loop below repeats these lines on purpose, as liblzf's
+            # lzf_c.c does (kept step for step so output and "does not fit" match Redis's)
             if op >= cap:
                 return 0
             out[op] = src[ip]
@@ -181,7 +183,7 @@ def _compress(src, out, htab):
                 op += 1
     if op + 3 > cap:
         return 0
-    while ip < n:
+    while ip < n:    # the last 0-2 bytes: the main loop's literal step again (liblzf's tail)
         out[op] = src[ip]
         op += 1
         ip += 1

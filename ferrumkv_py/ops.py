@@ -13,7 +13,7 @@ What the dispatcher does (client.py), and what it costs:
   and tracking clients, and every command while a MONITOR is connected) times the handler
   alone with two clock readings, and feeds MONITOR.
 - latency histograms (``latency-tracking``) are fed per read, like INFO commandstats
-  (server.Stats): a read's measured time is shared among its commands, so
+  (stats.Stats): a read's measured time is shared among its commands, so
   ``track_read`` is O(1) for a pipeline of one command kind.
 
 Complexity: O(1) per command unless it is slow or a monitor is connected.

@@ -104,6 +104,17 @@ def _put_backlen(out, p, n):
     return p + size
 
 
+@_jit
+def _end_node(out, start, op, cur):
+    """Close the node that starts at ``start``: its terminator, then its total bytes and
+    entry count in the header; returns where it ends."""
+    out[op] = LP_EOF
+    op += 1
+    _put_le(out, start, op - start, 4)
+    _put_le(out, start + 4, cur if cur < LP_COUNT_UNKNOWN else LP_COUNT_UNKNOWN, 2)
+    return op
+
+
 def _build_nodes(data, offs, out, ends, tmp):
     """Listpack nodes of the elements ``data[offs[i]:offs[i+1]]``; returns how many
     (``ends[k]`` = where node k ends in ``out``)."""
@@ -118,10 +129,7 @@ def _build_nodes(data, offs, out, ends, tmp):
         b = offs[i + 1]
         n = b - a
         if cur > 0 and size + n + ENTRY_OVERHEAD_ESTIMATE > NODE_MAX_BYTES:
-            out[op] = LP_EOF
-            op += 1
-            _put_le(out, start, op - start, 4)
-            _put_le(out, start + 4, cur if cur < LP_COUNT_UNKNOWN else LP_COUNT_UNKNOWN, 2)
+            op = _end_node(out, start, op, cur)
             ends[nodes] = op
             nodes += 1
             cur = 0
@@ -174,10 +182,7 @@ def _build_nodes(data, offs, out, ends, tmp):
         size += op - e0
         cur += 1
     if cur > 0:
-        out[op] = LP_EOF
-        op += 1
-        _put_le(out, start, op - start, 4)
-        _put_le(out, start + 4, cur if cur < LP_COUNT_UNKNOWN else LP_COUNT_UNKNOWN, 2)
+        op = _end_node(out, start, op, cur)
         ends[nodes] = op
         nodes += 1
     return nodes

@@ -126,6 +126,8 @@ def split_inline(line: bytes) -> list[bytes] | None:
                     i += 1
                     cur += _ESCAPES.get(line[i], bytes((line[i],)))
                 elif c == 0x22:
+                    # the closing quote's rule; the single-quote branch below repeats it, as
+                    # sdssplitargs does (one branch per quote kind, read like Redis's)
                     if i + 1 < n and line[i + 1] not in _ISSPACE:
                         return None
                     i += 1
@@ -136,7 +138,7 @@ def split_inline(line: bytes) -> list[bytes] | None:
                 if c == 0x5C and i + 1 < n and line[i + 1] == 0x27:
                     i += 1
                     cur.append(0x27)
-                elif c == 0x27:
+                elif c == 0x27:     # (the double-quote branch's closing rule again)
                     if i + 1 < n and line[i + 1] not in _ISSPACE:
                         return None
                     i += 1

@@ -1,9 +1,10 @@
-"""The server: listener, client registry, cron, statistics, clean shutdown.
+"""The server: listener, client registry, cron, clean shutdown.
 
 The cron runs ``hz`` times a second (Redis serverCron/databasesCron): it refreshes the cached
 clock, runs the active expire cycle, lets eviction catch up after ``CONFIG SET maxmemory``,
 closes idle clients (``timeout``) and feeds the litehit shadow.  Nothing here parses RESP or
-touches key data directly: that is ``client.py`` and ``keyspace.py``.
+touches key data directly: that is ``client.py`` and ``keyspace.py``; the INFO counters
+are ``stats.py``'s.
 """
 
 from __future__ import annotations
@@ -23,142 +24,31 @@ from .config import Config
 from .expire import active_expire_cycle
 from .keyspace import Keyspace
 from . import limits
+from .stats import STATS_SAMPLE_PERIOD_MS, Stats
 
 log = logging.getLogger("ferrumkv")
 
 ACTIVE_EXPIRE_SLOW_TIME_PERC = 25   # % of CPU the slow expire cycle may use (effort 1)
 LISTEN_BACKLOG = 511                # pending connections, Redis's tcp-backlog default
-STATS_METRIC_SAMPLES = 16           # ops/s samples averaged for instantaneous_ops_per_sec
-STATS_SAMPLE_PERIOD_MS = 100        # one sample per 100 ms of cron, as Redis
 COMPACT_MOVES_PER_TICK = 20_000     # keys compaction may move per cron tick (~2-4 ms, slots.py)
+
+# The dispatcher's room check: the Server attributes client.py's inline path reads to decide
+# whether a denyoom command may run, and nothing else of the memory state.  It is the test of
+# Evictor.room_for_write() spelt out (other callers use the method):
+#
+#     spec.denyoom and server.maxmemory and server.ks.used_memory > server.room_limit
+#         and not server.evictor.make_room()          -> the command takes call() (OOM)
+#
+# ``room_limit`` is written only by Evictor.refresh_room_limit: maxmemory less the AHE
+# controller's memory, ROOM_UNLIMITED without maxmemory.  Inline because the call costs more
+# than the test: +8 of 260 bytecodes per SET -P 16 under a maxmemory, 32-42 -> 52-81 ns per
+# check in timeit (bench/dispatch_contracts.py).  test_hot_path.py checks client.py reads
+# only these here.
+ROOM_CHECK_ATTRS = ("maxmemory", "room_limit", "ks", "evictor")
 
 _LOGLEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.WARNING - 5,
               "warning": logging.WARNING}
 logging.addLevelName(logging.WARNING - 5, "NOTICE")
-
-
-class Stats:
-    """Counters INFO reports; per-command stats keyed by CommandSpec.
-
-    Per-command calls and time are kept in batches, not per call: the dispatcher appends
-    each executed command's spec to ``pending`` (one list append) and, once the read that
-    carried them is answered, :meth:`flush` adds the calls and splits the read's measured
-    time among them (``usec`` thus covers parsing, dispatch, execution and encoding, not just
-    the handler as in Redis).  Reading ``cmd`` or ``total_commands`` flushes first, so INFO
-    inside a pipeline still counts the commands before it.  Timing each call with two
-    ``perf_counter_ns`` reads and a method call cost ~0.26 us per command, 11% of GET -P 16
-    (bench/server_bench.py ``--parts dispatch``); the append costs ~0.02 us.
-    Complexity: O(1) amortised per command.
-    """
-
-    def __init__(self):
-        self.pending: list = []      # specs run since the last flush; cleared, never replaced
-        self.reset()
-
-    def reset(self) -> None:
-        self.pending.clear()
-        self._cmd: dict = {}         # spec -> [calls, usec_ns, rejected, failed]
-        self.errors: dict = {}       # error code -> count
-        self._total_commands = 0
-        self.total_connections = 0
-        self.rejected_connections = 0
-        self.protocol_errors = 0
-        self.qbuf_limit_disconnections = 0   # client-query-buffer-limit closes (7.2 INFO)
-        self.obuf_limit_disconnections = 0   # client-output-buffer-limit closes (7.2 INFO)
-        self.total_error_replies = 0
-        self.net_input_bytes = 0
-        self.net_output_bytes = 0
-        self.ops_samples = [0] * STATS_METRIC_SAMPLES  # ops/s seen at the last cron ticks
-        self.ops_sample_idx = 0
-        self.last_sample_ms = 0
-        self.last_sample_cmds = 0
-        self.peak_memory = 0         # used_memory_peak: the most used_memory seen (note_memory)
-
-    def note_memory(self, used: int) -> int:
-        """Raise the peak to ``used`` if higher (the cron and INFO call this, as Redis's
-        serverCron and INFO do); returns the peak.  A stat, not keyspace state."""
-        if used > self.peak_memory:
-            self.peak_memory = used
-        return self.peak_memory
-
-    @property
-    def cmd(self) -> dict:
-        """spec -> [calls, usec_ns, rejected, failed], pending calls included."""
-        if self.pending:
-            self.flush(0)
-        return self._cmd
-
-    @property
-    def total_commands(self) -> int:
-        if self.pending:
-            self.flush(0)
-        return self._total_commands
-
-    def flush(self, elapsed_ns: int) -> None:
-        """Count the pending calls and share ``elapsed_ns`` among them.
-
-        Complexity: O(1) for a batch of one command kind (a pipeline), else O(batch).
-        """
-        pending = self.pending
-        n = len(pending)
-        if not n:
-            return
-        self._total_commands += n
-        first = pending[0]
-        if n == 1 or pending.count(first) == n:
-            st = self._cmd.get(first)
-            if st is None:
-                st = self._cmd[first] = [0, 0, 0, 0]
-            st[0] += n
-            st[1] += elapsed_ns
-        else:
-            cmd = self._cmd
-            share = elapsed_ns // n
-            for spec in pending:
-                st = cmd.get(spec)
-                if st is None:
-                    st = cmd[spec] = [0, 0, 0, 0]
-                st[0] += 1
-                st[1] += share
-        pending.clear()
-
-    def sample_ops(self, now_ms: int) -> None:
-        """Record the command rate since the previous sample (Redis trackInstantaneousMetric).
-
-        Complexity: O(1).
-        """
-        elapsed_ms = now_ms - self.last_sample_ms
-        if self.last_sample_ms and elapsed_ms > 0:
-            ops = (self.total_commands - self.last_sample_cmds) * 1000 // elapsed_ms
-            self.ops_samples[self.ops_sample_idx] = ops
-            self.ops_sample_idx = (self.ops_sample_idx + 1) % STATS_METRIC_SAMPLES
-        self.last_sample_ms = now_ms
-        self.last_sample_cmds = self.total_commands
-
-    def instantaneous_ops(self) -> int:
-        """The mean of the recent samples, as INFO instantaneous_ops_per_sec."""
-        return sum(self.ops_samples) // STATS_METRIC_SAMPLES
-
-    def count_call(self, spec, ns: int, failed: bool = False) -> None:
-        """Count one call now (the failure path; successful calls go through ``pending``)."""
-        st = self._cmd.get(spec)
-        if st is None:
-            st = self._cmd[spec] = [0, 0, 0, 0]
-        st[0] += 1
-        st[1] += ns
-        if failed:
-            st[3] += 1
-        self._total_commands += 1
-
-    def count_rejected(self, spec) -> None:
-        st = self._cmd.get(spec)
-        if st is None:
-            st = self._cmd[spec] = [0, 0, 0, 0]
-        st[2] += 1
-
-    def count_error(self, code: str) -> None:
-        self.errors[code] = self.errors.get(code, 0) + 1
-        self.total_error_replies += 1
 
 
 class Server:
@@ -177,7 +67,8 @@ class Server:
         self.port = self.config["port"]
         self.requirepass = ""
         self.maxmemory = 0
-        self.room_limit = 0           # used_memory that makes a write call make_room (Evictor)
+        self.room_limit = 0           # used_memory that makes a write call make_room (Evictor;
+                                      # ROOM_CHECK_ATTRS)
         self.shadow = None            # litehit shadow, when litehit-shadow is on
         self.cron_loops = 0
         self._stopped = None
@@ -329,6 +220,19 @@ class Server:
             c.reader.max_bulk_len = value
 
     def _set_maxmemory(self, value: int) -> None:
+        """A new ``maxmemory`` (start-up, a conf file, CONFIG SET): the one place that orders
+        what it changes, so that no listener depends on running before another one:
+
+        1. ``evictor.prepare_limit(value)``: the compiled path is built, and the evictor is
+           marked lagging (catch-up budget) when memory is already over the new limit;
+        2. ``self.maxmemory`` is stored: make_room(), the dispatcher and INFO read it;
+        3. ``evictor.refresh_room_limit()``: the dispatcher's bound, from the stored value;
+        4. over the limit: the warning and, unless CLIENT PAUSE holds eviction, one pass.
+
+        (The Evictor's own ``maxmemory`` listener runs step 1 too; it is idempotent, so the
+        listeners' order does not matter: tests/ferrumkv/test_maxmemory_order.py.)
+        """
+        self.evictor.prepare_limit(value)
         self.maxmemory = value
         self.evictor.refresh_room_limit()
         if value and self.ks.used_memory > value:

@@ -86,8 +86,8 @@ INSTANCE_ID = "ferrumkv"
 # a litehit trace (``litehit.trace.READ`` / ``WRITE``, spelt "get" / "write" in the file).
 FLAG_HIT = 1                # bit 0: the server found the key (reads)
 FLAG_CONT = 2               # bit 1: continues the previous key's prefix request (prefix MGET)
-FLAG_WRITE = 4              # bit 2: a write, committed without a fact (the dispatcher's inline
-                            # fast path in client.py appends it as the literal 4)
+FLAG_WRITE = 4              # bit 2: a write, committed without a fact (client.py imports it
+                            # for its inline fast path: HOT_PATH_ATTRS)
 FLAG_KIND = FLAG_CONT | FLAG_WRITE   # a byte & FLAG_KIND == 0: a read that starts a request
 MAX_FACT_BATCHES_BYTES = 256 * 1024 * 1024   # facts kept for LITEHIT SAVE, beyond: oldest dropped
 CURVE_DEFAULT_POINTS = 16
@@ -101,7 +101,7 @@ W_SEC, W_BLOCKS, W_REAL, W_EXACT, W_REUSE, W_REUSE_REAL = range(6)
 class Shadow:
     """Buffers accesses from commands; replays them in batches from the cron."""
 
-    # Slots: the dispatcher reads single / keep_all / keep / keys / flags per command.
+    # Slots: the dispatcher reads HOT_PATH_ATTRS per command.
     __slots__ = ("server", "mode", "sample_rate", "keep_all", "keep", "core", "keys",
                  "flags", "single", "_trace", "_seq", "_get", "_mget", "_curve",
                  "requests", "read_blocks", "writes",
@@ -146,12 +146,14 @@ class Shadow:
 
     # ---- hot path ----
     #
-    # The dispatcher (client.py) does the common case inline, without a call:
+    # The dispatcher (client.py) does the common case inline, without a call (HOT_PATH_ATTRS,
+    # below the class, names what it may read: a call per command would cost more than the
+    # two appends it records):
     #
     #     if spec in shadow.single and not c.db.id:  # GET, writes whose one key is argv[1]
     #         if shadow.keep_all or hash(argv[1]) < shadow.keep:
     #             shadow.keys.append(argv[1])
-    #             shadow.flags.append(4 if spec.write else reply is not None)  # FLAG_WRITE
+    #             shadow.flags.append(FLAG_WRITE if spec.write else reply is not None)
     #     elif spec.first_key > 0:
     #         shadow.record(c, spec, argv, reply)
     #
@@ -559,6 +561,22 @@ class Shadow:
             self.consume()
             self._trace.close()
             self._trace = None
+
+
+# The dispatcher's hot-path contract: the only Shadow attributes client.py reads, each read
+# afresh per command (the cron replaces ``keys`` and ``flags`` when it takes the buffer), and
+# what the dispatcher may do with them.  Anything else with keys goes through ``record``.
+# test_shadow.py checks that a Shadow provides these and that client.py reads no others.
+HOT_PATH_ATTRS = (
+    "single",    # frozenset of CommandSpecs recorded inline in db 0: GET, and writes whose
+                 # only key is argv[1] (nothing to evaluate at once)
+    "keep_all",  # bool: no sampling (litehit-shadow-sample 1): every key is kept
+    "keep",      # int: sampling on, a key is kept when hash(key) < keep (SHARDS)
+    "keys",      # list: the key buffer; the dispatcher only appends a kept key ...
+    "flags",     # bytearray: ... and its flag byte: FLAG_WRITE for a write, else the hit
+                 # (``reply is not None``: FLAG_HIT or 0)
+    "record",    # record(client, spec, argv, reply): every other command with keys
+)
 
 
 @section("litehit")

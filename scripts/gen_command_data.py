@@ -6,7 +6,9 @@
 For every command in ``COMMAND LIST`` it stores the raw RESP3 reply of ``COMMAND INFO name``
 and ``COMMAND DOCS name`` (text, as sent): ``ferrumkv_py/command_specs.py`` parses them
 into reply values, so COMMAND DOCS, key specs and tips are Redis's own and the RESP2 / RESP3
-shapes follow from one source.  The server's version is recorded too.
+shapes follow from one source; ``ferrumkv_py/acl_table.py`` derives ACL's command table
+(categories, no_auth, key permissions) from the same COMMAND INFO replies on load.  The
+server's version is recorded too.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ CONNECT_TIMEOUT_S = 10.0
 
 
 class Raw:
+    """A raw RESP client that keeps replies as the bytes sent.  tests/ferrumkv/
+    test_differential.py's ``Conn`` reads replies the same way: kept apart on purpose, as
+    this script runs without the test tree (and raises EOFError where the test asserts)."""
+
     def __init__(self, port: int):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=CONNECT_TIMEOUT_S)
         self.buf = b""
@@ -90,8 +96,8 @@ def main(argv: list[str]) -> int:
         port = _free_port()
         proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                                  "--appendonly", "no"], stdout=subprocess.DEVNULL)
-        deadline = time.time() + CONNECT_TIMEOUT_S
-        while time.time() < deadline:
+        deadline = time.time() + CONNECT_TIMEOUT_S   # (tests/conftest.py's run_redis_server
+        while time.time() < deadline:                # waits the same way; no shared module)
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break

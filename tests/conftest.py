@@ -205,8 +205,8 @@ def run_redis_server(*extra: str):
                              "--bind", "127.0.0.1", *extra], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 10
-        while time.time() < deadline:
+        deadline = time.time() + 10     # (scripts/gen_command_data.py waits the same way:
+        while time.time() < deadline:   # scripts do not import the tests)
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
                 break

@@ -429,3 +429,30 @@ class Evictor:
             fields += self.controller.info_fields()
             fields.append(("ahe_extra_memory", self.controller.extra_memory_bytes()))
         return fields
+
+    # ---- the dispatcher's room check ----
+
+    def room_for_write(self) -> bool:
+        """May a ``denyoom`` command run now?  True when ``used_memory`` is within
+        ``server.room_limit`` (set by :meth:`refresh_room_limit`), else :meth:`make_room`'s
+        answer, after evicting if the policy may.  With ``maxmemory`` 0 the room limit is
+        ROOM_UNLIMITED, so this is True at the cost of one comparison.
+
+        The dispatcher's inline path (``client.py``) spells the same test out with the
+        attributes of ``server.ROOM_CHECK_ATTRS`` (a call there costs more than the test:
+        see that tuple's comment); its other callers use this method.
+        Complexity: O(1) under the limit; :meth:`make_room`'s otherwise.
+        """
+        if self.ks.used_memory <= self.server.room_limit:
+            return True
+        return self.make_room()
+
+    def prepare_limit(self, maxmemory: int) -> None:
+        """Step 1 of a new ``maxmemory``, which ``Server._set_maxmemory`` runs in its stated
+        order: build the compiled path if a policy that evicts now meets a limit, and mark
+        the backlog (``lagging``) when memory is already over the new limit, so the pass the
+        server runs next, and the cron's after it, get the catch-up budget.  Idempotent, so
+        the Evictor's own ``maxmemory`` listener may run it too, before or after.
+        Complexity: O(1) (the first compilation of the kernel aside).
+        """
+        self._set_maxmemory(maxmemory)

@@ -29,9 +29,10 @@ Layout (each module's docstring has the detail):
   :class:`ScriptClient` (the client a script's commands run on, a ``ClientState``);
 * ``replies``: replies both ways (a handler's reply -> Lua value; the Lua -> RESP encoder);
 * ``busy``: serving the other clients while a script is busy;
-* ``sandbox``: the Lua bootstrap, Redis 7.0's sandbox and ``redis.*`` API, with the pieces
-  pasted in: ``loader`` (FUNCTION LOAD's load-time sandbox and ``redis.register_function``)
-  and the libraries ``lib_bit``, ``lib_cjson``, ``lib_cmsgpack``, ``lib_struct``.
+* ``sandbox``: the Lua bootstrap and Redis 7.0's sandbox, with the pieces pasted in:
+  ``redis_api`` (the ``redis.*`` table and ``math.random``), ``loader`` (FUNCTION LOAD's
+  load-time sandbox and ``redis.register_function``) and the libraries ``lib_bit``,
+  ``lib_cjson``, ``lib_cmsgpack``, ``lib_struct``.
 
 Complexity: a script's own; the bridge is O(arguments + reply size) per redis.call.
 """

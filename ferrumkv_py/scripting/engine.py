@@ -131,7 +131,7 @@ class Engine:
         if self.run is not None:   # cannot happen: EVAL / FCALL are noscript
             raise CommandError("ERR a script is already running")
         server = self.server
-        oom = bool(server.maxmemory) and not server.evictor.make_room()
+        oom = bool(server.maxmemory) and not server.evictor.room_for_write()
         allow_oom = False
         if flags is not None:
             no_writes = "no-writes" in flags

@@ -54,6 +54,9 @@ CLOCKED = {"ttl", "pttl", "expiretime", "pexpiretime"}
 # ---- raw RESP reading and parsing ----
 
 class Conn:
+    """Replies as the raw bytes sent (scripts/gen_command_data.py's ``Raw`` reads them the
+    same way: that script runs without the test tree, so each keeps its copy)."""
+
     def __init__(self, port: int, proto: int):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         self.buf = b""

@@ -22,6 +22,8 @@ from ferrumkv_py.eviction.lfu import lfu_scores
 from ferrumkv_py.policies import lru_scores, ttl_scores
 from ferrumkv_py.server import Server
 
+from .inproc_util import NullTransport
+
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
 EVICTING = ("allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu", "allkeys-random",
             "volatile-random", "volatile-ttl", "allkeys-ahe", "volatile-ahe")
@@ -460,17 +462,6 @@ def test_live_info_fields_are_plain_numbers(make_server):
     r.close()
 
 
-class _NullTransport:
-    def write(self, data):
-        pass
-
-    def get_extra_info(self, name):
-        return None
-
-    def close(self):
-        pass
-
-
 @pytest.mark.parametrize("policy", ["allkeys-ahe", "allkeys-lru"])
 def test_dispatcher_room_limit_stays_exact(policy):
     """The dispatcher calls make_room() only above server.room_limit; that bound must equal
@@ -479,7 +470,7 @@ def test_dispatcher_room_limit_stays_exact(policy):
     from ferrumkv_py.client import Client
     srv, clock = inproc(policy, maxmemory=400_000)
     c = Client(srv)
-    c.connection_made(_NullTransport())
+    c.connection_made(NullTransport())
     ev, ks = srv.evictor, srv.ks
 
     def check():

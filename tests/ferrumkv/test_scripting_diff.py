@@ -50,6 +50,8 @@ CONVERSIONS = [
     "return redis.status_reply('OKAY')", "return redis.error_reply('MYCODE x')",
     "return redis.error_reply('-ERR with dash')", "return redis.error_reply('noprefix')",
     "return redis.error_reply(1)", "return redis.status_reply()",
+    "return redis.status_reply(1)", "return redis.error_reply('A x', 'B y')",
+    "return redis.status_reply('', 'x')", "return redis.error_reply('')",
     "return {double=3.5}", "return {double=1/0}", "return {big_number='123456789012345678901'}",
     "return {map={a=1}}", "return {set={x=true}}",
     "return {verbatim_string={format='txt', string='hi'}}",
