@@ -145,7 +145,6 @@ class Evictor:
         on("ahe-probation", lambda v: self._set_ahe(probation=bool(v)))
         on("ahe-controller", self._set_controller)
         on("maxmemory-policy", self._set_policy)
-        on("maxmemory", self._set_maxmemory)
 
     # ---- the hot path ----
 
@@ -405,13 +404,6 @@ class Evictor:
             comp.warm()
             self.compiled = comp
 
-    def _set_maxmemory(self, value: int) -> None:
-        self._maybe_compile(value)
-        # Runs before the server stores the value and calls make_room(): mark the backlog
-        # so that call, and the cron after it, work with the catch-up budget.
-        if value and self.ks.used_memory > value:
-            self.lagging = True
-
     # ---- INFO ----
 
     def info_fields(self) -> list:
@@ -451,8 +443,10 @@ class Evictor:
         """Step 1 of a new ``maxmemory``, which ``Server._set_maxmemory`` runs in its stated
         order: build the compiled path if a policy that evicts now meets a limit, and mark
         the backlog (``lagging``) when memory is already over the new limit, so the pass the
-        server runs next, and the cron's after it, get the catch-up budget.  Idempotent, so
-        the Evictor's own ``maxmemory`` listener may run it too, before or after.
+        server runs next, and the cron's after it, get the catch-up budget.  The Evictor has
+        no ``maxmemory`` listener of its own: this is its only step.
         Complexity: O(1) (the first compilation of the kernel aside).
         """
-        self._set_maxmemory(maxmemory)
+        self._maybe_compile(maxmemory)
+        if maxmemory and self.ks.used_memory > maxmemory:
+            self.lagging = True

@@ -1,12 +1,12 @@
-"""A new maxmemory is applied in one stated order (Server._set_maxmemory), whatever the order
-of the config listeners.
+"""A new maxmemory is applied in one stated order (Server._set_maxmemory), by the one
+listener of ``maxmemory``.
 
-The Evictor and the Server both listen on ``maxmemory``.  The eviction pass that CONFIG SET
-runs below the current usage must find the evictor prepared (compiled path built, marked
-lagging so it gets the catch-up budget), ``server.maxmemory`` stored and ``room_limit``
-recomputed from it.  Before the order was made explicit this held only because the Evictor
-happened to register its listener first; here the listeners are also run reversed, and with
-the Evictor's own one removed.
+The eviction pass that CONFIG SET runs below the current usage must find the evictor
+prepared (compiled path built, marked lagging so it gets the catch-up budget),
+``server.maxmemory`` stored and ``room_limit`` recomputed from it.  This once held only
+because the Evictor happened to register its own listener before the Server's; now the
+Server's listener runs the Evictor's step itself (Evictor.prepare_limit), and a test checks
+that no other listener is registered.
 """
 
 from __future__ import annotations
@@ -50,19 +50,13 @@ def _spy_make_room(srv: Server) -> list:
     return seen
 
 
-def _arrange(srv: Server, order: str) -> None:
-    listeners = srv.config._listeners["maxmemory"]
-    assert srv.evictor._set_maxmemory in listeners      # the Evictor's own, registered first
-    if order == "reversed":
-        listeners.reverse()
-    elif order == "server only":
-        listeners.remove(srv.evictor._set_maxmemory)
-
-
-@pytest.mark.parametrize("order", ["registered", "reversed", "server only"])
-def test_lowering_maxmemory_runs_the_steps_in_order(order):
+def test_the_server_is_the_only_maxmemory_listener():
     srv = _server()
-    _arrange(srv, order)
+    assert srv.config._listeners["maxmemory"] == [srv._set_maxmemory]
+
+
+def test_lowering_maxmemory_runs_the_steps_in_order():
+    srv = _server()
     seen = _spy_make_room(srv)
     limit = srv.ks.used_memory // 2
     srv.config.set("maxmemory", str(limit))
@@ -75,10 +69,8 @@ def test_lowering_maxmemory_runs_the_steps_in_order(order):
     assert srv.ks.evicted_keys > 0 and srv.ks.used_memory <= limit
 
 
-@pytest.mark.parametrize("order", ["registered", "reversed", "server only"])
-def test_raising_and_clearing_maxmemory(order):
+def test_raising_and_clearing_maxmemory():
     srv = _server()
-    _arrange(srv, order)
     seen = _spy_make_room(srv)
     srv.config.set("maxmemory", str(srv.ks.used_memory * 4))
     assert seen == []                                   # under the limit: no pass
