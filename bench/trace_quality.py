@@ -295,6 +295,7 @@ def plot(rows: list, curves: list, live: list, labels: dict, path: str) -> None:
     fig, axes = plt.subplots(1, len(traces), figsize=(5.2 * len(traces), 4.6), squeeze=False)
     handles = {}
     markers = "osD^vP*Xh<>"
+    ours = plt.get_cmap("Dark2")        # our points: colours apart from the lines' (tab10)
     for ax, t in zip(axes[0], traces):
         pts = sorted((c for c in curves + rows if c["trace"] == t),
                      key=lambda c: c["capacity"])
@@ -322,18 +323,20 @@ def plot(rows: list, curves: list, live: list, labels: dict, path: str) -> None:
                     continue
                 pos = c * PLOT_SPREAD ** (j - (len(policies) - 1) / 2)
                 h, = ax.plot([pos], [100 * x["hit"]], markers[j % len(markers)], ms=6,
-                             mfc="none", mew=1.4, color="C%d" % ((j + 3) % 10), ls="none")
+                             mfc="none", mew=1.6, color=ours(j % ours.N), ls="none")
                 handles["ours: " + labels[p]] = h
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(NullFormatter())
+        table_caps = sorted(r["capacity"] for r in rows if r["trace"] == t)
+        ax.set_xticks(table_caps, [str(c) for c in table_caps])
         ax.set_title(t, fontsize=10)
         ax.set_xlabel("capacity (keys)")
         ax.set_ylabel("hit rate %")
         ax.grid(alpha=0.3)
-    ncol = min(6, len(handles))
+    ncol = min(len(handles), 2 * len(traces) + 1)
     fig.legend(list(handles.values()), list(handles), fontsize=8, loc="lower center",
                ncol=ncol, frameon=False)
-    fig.tight_layout(rect=(0, 0.045 * ((len(handles) + ncol - 1) // ncol), 1, 1))
+    fig.tight_layout(rect=(0, 0.05 * ((len(handles) + ncol - 1) // ncol), 1, 1))
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -233,6 +233,23 @@ def test_resume_measures_only_what_is_missing(tmp_path, monkeypatch):
     assert calls == []
 
 
+def test_redo_short_measures_the_slow_runs_again(tmp_path, monkeypatch):
+    d = small_run()
+    slow = next(r for r in d["synthetic"] if r["rate"] == 1000.0)
+    slow["achieved_rate"] = 900.0             # below RATE_SHORTFALL of 1000/s
+    path = tmp_path / "run.json"
+    qr.State(str(path), d).save()
+    calls = []
+    monkeypatch.setattr(evq, "run_one", lambda w, p, a, s, rt: calls.append((w, p, rt))
+                        or syn(w, p, rt, 0.5))
+    assert qr.main(["--resume", "--redo-short", "--json", str(path), "--parts", "synthetic",
+                    "--workloads", "zipf,shift", "--rates", "1000,0", "--requests", "1000",
+                    "--capacity", "10", "--variants", "lru:%s,lfu:%s,ahe:%s" % (LRU, LFU, AHE),
+                    "--out-dir", str(tmp_path)]) == 0
+    assert calls == [(slow["workload"], slow["policy"], 1000.0)]
+    assert len(qr.State.load(str(path)).data["synthetic"]) == 12
+
+
 def test_resume_refuses_other_settings(tmp_path, capsys):
     path = tmp_path / "run.json"
     qr.State(str(path), small_run()).save()
