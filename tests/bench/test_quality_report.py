@@ -228,9 +228,11 @@ def test_resume_measures_only_what_is_missing(tmp_path, monkeypatch):
     saved = qr.State.load(str(path))
     assert len(saved.data["synthetic"]) == 12
     assert saved.data["command"] == "CMD"           # the run's original command is kept
+    assert saved.data["code"] == "abc1234, resumed on " + evq.code_version()
     calls.clear()
     assert qr.main(argv) == 0                       # all done: nothing is measured again
     assert calls == []
+    assert qr.State.load(str(path)).data["code"] == saved.data["code"]
 
 
 def test_redo_short_measures_the_slow_runs_again(tmp_path, monkeypatch):
