@@ -257,10 +257,12 @@ def run_traces(state: State, policies: list, opts) -> None:
     plot, then our live policies at the table's capacities, one at a time."""
     s = state.data["settings"]
     done_rows, done_live = state.done_rows(), state.done_live()
+    done_table = {(r["trace"], r["capacity"]) for r in state.data["trace_rows"]}
     for tname in s["traces"].split(","):
         caps = s["capacities"][tname]
         grid = tq.curve_capacities(caps)
-        todo_rows = [c for c in grid if (tname, c) not in done_rows]
+        todo_rows = [c for c in grid                # a table row also needs the simulator
+                     if (tname, c) not in (done_table if c in caps else done_rows)]
         todo_live = [(c, p) for c in caps for p in policies if (tname, c, p) not in done_live]
         if not todo_rows and not todo_live:
             continue

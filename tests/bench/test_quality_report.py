@@ -259,3 +259,37 @@ def test_resume_refuses_other_settings(tmp_path, capsys):
         qr.main(["--resume", "--json", str(path), "--parts", "synthetic",
                  "--requests", "2000", "--capacity", "10", "--out-dir", str(tmp_path)])
     assert "requests: saved 1000, now 2000" in capsys.readouterr().err
+
+
+def test_trace_resume_measures_only_what_is_missing(tmp_path, monkeypatch):
+    d = small_run()   # tr: table rows at 100 and 200, a plot-only row at 50; live lru, ahe
+    d["settings"].update(traces="tr", capacities={"tr": [50, 100, 200]})
+    st = qr.State(str(tmp_path / "run.json"), d)
+    measured = []
+
+    class FakeTrace:
+        def __init__(self, name):
+            self.name, self.n, self.nkeys = name, 1000, 10
+
+    def fake_row(trace, cap, names, with_sim=True):
+        measured.append(("row", cap, with_sim))
+        sim = {"LRU": 0.1, "OPT": 0.2} if with_sim else None
+        return trace_row(trace.name, cap, {"LRU": 0.1, "OPT": 0.2}, sim)
+
+    def fake_live(policy, trace, cap, rate=0):
+        measured.append(("live", cap, policy))
+        return live(trace.name, cap, policy, 0.1, 0.1)
+
+    monkeypatch.setattr(tq, "Trace", FakeTrace)
+    monkeypatch.setattr(tq, "reference_row", fake_row)
+    monkeypatch.setattr(tq, "live_hits", fake_live)
+    qr.run_traces(st, [LRU, LFU, AHE], None)
+    grid = tq.curve_capacities([50, 100, 200])
+    # 50 was measured for the plot only: as a table row now, it needs the simulator too
+    assert sorted(m for m in measured if m[0] == "row") == sorted(
+        [("row", 50, True)] + [("row", c, False) for c in grid if c not in (50, 100, 200)])
+    assert sorted(m for m in measured if m[0] == "live") == sorted(
+        [("live", 50, p) for p in (LRU, LFU, AHE)] + [("live", 100, LFU), ("live", 200, LFU)])
+    measured.clear()
+    qr.run_traces(qr.State.load(str(tmp_path / "run.json")), [LRU, LFU, AHE], None)
+    assert measured == []
