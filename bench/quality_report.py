@@ -1,6 +1,6 @@
 """The eviction-quality report (issue 20): synthetic workloads and real traces, one command.
 
-    .venv/bin/python bench/quality_report.py --docs        # ~25 minutes on 2 idle cores
+    .venv/bin/python bench/quality_report.py --docs        # ~20 minutes on 2 cores
     .venv/bin/python bench/quality_report.py --quick       # ~7 minutes, under out/ only
 
 Two parts, both driven by one list of our policy variants (``VARIANTS``: a label, a policy

@@ -194,24 +194,27 @@ def report_lines(rows: list, live: list, labels: dict, plot_name: str | None,
     refs = list(dict.fromkeys(k for r in rows for k in r["ref"]))
     policies = [p for p in labels if any(x["policy"] == p for x in live)]
     by = {(x["trace"], x["capacity"], x["policy"]): x for x in live}
+    head = ["trace", "C"] + refs + (["shadow exact LRU"] if policies else []) + [
+        labels[p] for p in policies]
     lines = ["Hit rates in %%, read-through (GET, SET on a miss), object-count caches of C "
              "keys.  libCacheSim columns: %s (OPT = Belady, the bound); **bold** = the best "
-             "published policy of the row (OPT left out).  `shadow exact LRU`: the live "
-             "server's litehit shadow, an exact LRU of the same maxmemory.  Ours: a fresh "
-             "live server per cell, maxmemory set so that allkeys-lru holds C keys (the same "
-             "for every policy), unthrottled client.  Columns: %s." % (
-                 ", ".join(refs), "; ".join("`%s` = `%s`" % (labels[p], p)
-                                            for p in policies if labels[p] != p)), "",
-             "| trace | C | " + " | ".join(refs) + " | shadow exact LRU | "
-             + " | ".join(labels[p] for p in policies) + " |",
-             "|---|---|" + "---|" * (len(refs) + 1 + len(policies))]
+             "published policy of the row (OPT left out)." % ", ".join(refs)
+             + ("  `shadow exact LRU`: the live server's litehit shadow, an exact LRU of the "
+                "same maxmemory.  Ours: a fresh live server per cell, maxmemory set so that "
+                "allkeys-lru holds C keys (the same for every policy), unthrottled client."
+                if policies else "")
+             + ("  Columns: %s." % "; ".join("`%s` = `%s`" % (labels[p], p) for p in policies
+                                             if labels[p] != p)
+                if any(labels[p] != p for p in policies) else ""), "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         bname, _ = best_published(r["ref"])
         cells = [("**%.2f**" if k == bname else "%.2f") % (100 * r["ref"][k])
                  if k in r["ref"] else "" for k in refs]
         xs = [by.get((r["trace"], r["capacity"], p)) for p in policies]
-        shadow = next((x["exact"] for x in xs if x), None)
-        cells.append("%.2f" % (100 * shadow) if shadow is not None else "")
+        if policies:
+            shadow = next((x["exact"] for x in xs if x), None)
+            cells.append("%.2f" % (100 * shadow) if shadow is not None else "")
         cells += ["%.2f" % (100 * x["hit"]) if x else "" for x in xs]
         lines.append("| %s | %d | %s |" % (r["trace"], r["capacity"], " | ".join(cells)))
     lines += cross_check(rows, live)
@@ -234,6 +237,7 @@ def cross_check(rows: list, live: list) -> list:
                    "(`research/evsim_ahe/sim.py`): %s on all %d rows." % (
                        "identical to the request" if worst == 0 else
                        "up to %d requests apart" % worst, len(checked)))
+        out[-1] = out[-1].replace("on all 1 rows", "on its one row")
     lru = {(r["trace"], r["capacity"]): r["ref"]["LRU"] for r in rows if "LRU" in r["ref"]}
     gaps = [abs(x["exact"] - lru[(x["trace"], x["capacity"])]) for x in live
             if (x["trace"], x["capacity"]) in lru]

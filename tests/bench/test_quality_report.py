@@ -293,3 +293,12 @@ def test_trace_resume_measures_only_what_is_missing(tmp_path, monkeypatch):
     measured.clear()
     qr.run_traces(qr.State.load(str(tmp_path / "run.json")), [LRU, LFU, AHE], None)
     assert measured == []
+
+
+def test_trace_table_without_live_runs():
+    rows = small_run()["trace_rows"]
+    lines = tq.report_lines(rows, [], {}, None)
+    t = table(lines, "| trace |")
+    assert t[0] == ["trace", "C", "LRU", "ARC", "OPT"]
+    assert all(len(r) == 5 for r in t)
+    assert not any("Issue 20" in x for x in lines)
