@@ -55,8 +55,8 @@ VARIANTS = (
     ("lfu", "allkeys-lfu", PARTS),
     ("random", "allkeys-random", PARTS),
     ("ahe spec", "allkeys-ahe+ahe-controller=spec", PARTS),
-    ("ahe adaptive", "allkeys-ahe+ahe-controller=adaptive", PARTS),
-    ("ahe (default)", "allkeys-ahe", PARTS),
+    ("ahe adaptive", "allkeys-ahe+ahe-controller=adaptive+ahe-probation=no", PARTS),
+    ("ahe (default)", "allkeys-ahe", PARTS),    # adaptive + probation (ahe-probation yes)
 )
 
 SYNTHETIC_DEFAULTS = {"workloads": ",".join(WORKLOADS), "rates": "1000,50000",
