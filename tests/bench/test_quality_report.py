@@ -20,11 +20,11 @@ LRU, LFU, AHE = "allkeys-lru", "allkeys-lfu", "allkeys-ahe+ahe-controller=adapti
 
 # ---- variants ----
 
-def test_default_variants_are_the_brief_list():
+def test_default_variants_name_every_controller_and_the_default():
     vs = qr.build_variants(None, [])
     assert [v.policy for v in vs] == [
         "allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-ahe+ahe-controller=spec",
-        "allkeys-ahe+ahe-controller=adaptive", "allkeys-ahe"]
+        "allkeys-ahe+ahe-controller=adaptive+ahe-probation=no", "allkeys-ahe"]
     assert all(v.parts == qr.PARTS for v in vs)
     assert len({v.label for v in vs}) == len(vs)
 
