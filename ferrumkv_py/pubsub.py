@@ -23,25 +23,7 @@ Complexity: PUBLISH is O(channel subscribers + patterns * match cost + pattern s
 
 from __future__ import annotations
 
-PUSH_PREFIX = {2: b"*", 3: b">"}   # array header of a pub/sub frame, by protocol
-
-
-def bulk(b: bytes) -> bytes:
-    """``$<len>\\r\\n<b>\\r\\n``."""
-    return b"$%d\r\n%b\r\n" % (len(b), b)
-
-
-def frame(proto: int, parts: list) -> bytes:
-    """A pub/sub frame of bulk strings and integers (RESP2 array / RESP3 push)."""
-    out = [PUSH_PREFIX[3 if proto == 3 else 2], b"%d\r\n" % len(parts)]
-    for p in parts:
-        if p is None:
-            out.append(b"_\r\n" if proto == 3 else b"$-1\r\n")
-        elif p.__class__ is int:
-            out.append(b":%d\r\n" % p)
-        else:
-            out.append(bulk(p))
-    return b"".join(out)
+from .resp import bulk
 
 
 class PubSub:

@@ -71,6 +71,50 @@ def format_double(x: float) -> bytes:
     return (b"%.17g" % x)
 
 
+PUSH_PREFIX = {2: b"*", 3: b">"}   # array header of a pub/sub / tracking frame, by protocol
+
+
+def bulk(b: bytes) -> bytes:
+    """``$<len>\\r\\n<b>\\r\\n``."""
+    return b"$%d\r\n%b\r\n" % (len(b), b)
+
+
+def push_frame(proto: int, parts: list) -> bytes:
+    """A pub/sub or tracking frame of bulk strings, integers and nulls: a RESP2 array or a
+    RESP3 push.  Complexity: O(bytes)."""
+    out = [PUSH_PREFIX[3 if proto == 3 else 2], b"%d\r\n" % len(parts)]
+    for p in parts:
+        if p is None:
+            out.append(b"_\r\n" if proto == 3 else b"$-1\r\n")
+        elif p.__class__ is int:
+            out.append(b":%d\r\n" % p)
+        else:
+            out.append(bulk(p))
+    return b"".join(out)
+
+
+_BULK_HEADERS = [b"$%d\r\n" % n for n in range(256)]   # "$<len>\r\n" for short strings
+
+
+def bulk_array(items) -> Raw:
+    """An array of bulk strings encoded once, identical in RESP2 and RESP3 (the hot
+    replies: LRANGE, ZRANGE, HKEYS, tracking's key lists).
+
+    About 2x faster than the generic encoder for LRANGE 0 599 of 3-byte values (a cached
+    ``$<len>`` header per short length instead of one ``%`` format per element).
+    Complexity: O(total bytes).
+    """
+    heads = _BULK_HEADERS
+    parts = [b"*%d\r\n" % len(items)]
+    add = parts.append
+    for x in items:
+        n = len(x)
+        add(heads[n] if n < 256 else b"$%d\r\n" % n)
+        add(x)
+        add(b"\r\n")
+    return Raw(b"".join(parts))
+
+
 def encode(reply, proto: int = 2) -> bytes:
     """Encode one reply value; see the module docstring for the mapping."""
     out: list[bytes] = []

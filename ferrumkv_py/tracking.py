@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from . import errors
 from .errors import CommandError
+from .resp import bulk_array
 
 TRACKING_MARK = (-1, b"")          # a WATCH table key no client uses: "call signal()"
 INVALIDATE_CHANNEL = b"__redis__:invalidate"
@@ -62,7 +63,7 @@ class ClientTracking:
 
 
 def _keys_array(keys) -> bytes:
-    return b"*%d\r\n" % len(keys) + b"".join(b"$%d\r\n%b\r\n" % (len(k), k) for k in keys)
+    return bulk_array(keys)
 
 
 class Tracking:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .. import errors
 from ..errors import CommandError
-from ..pubsub import frame
+from ..resp import push_frame as frame
 from ..registry import command
 from ..resp import Raw, Status
 from ._util import glob_matcher
