@@ -61,7 +61,7 @@ class Database(SlotTable):
     """One logical database (SELECT n)."""
 
     __slots__ = ("id", "ks", "shards", "keys", "vals", "lru", "lfu", "exp", "vpos",
-                 "vslots", "free", "holes", "expires_cursor")
+                 "vslots", "free", "fresh", "holes", "expires_cursor")
 
     def __init__(self, db_id: int, ks: "Keyspace"):
         self.id = db_id
@@ -79,6 +79,7 @@ class Database(SlotTable):
         self.vpos = array("q")
         self.vslots = array("q")    # the slots of keys with a TTL, in no order
         self.free = array("q")      # free slots to reuse (may hold stale ones, see slots.py)
+        self.fresh = 0              # start of the fresh tail: [fresh, len(keys)) never used
         self.holes = 0              # free slots below len(keys), exactly
         self.expires_cursor = 0
 
@@ -185,7 +186,7 @@ class Database(SlotTable):
         """Insert a key known to be absent; returns its slot.  O(1)."""
         ks = self.ks
         keys = self.keys
-        s = self.free.pop() if self.free else self.grow_table()
+        s = self.free.pop() if self.free else self.new_slot()
         if s >= len(keys) or keys[s] is not None:
             s = self.fresh_slot()           # a stale entry of the free stack (slots.py)
         self.holes -= 1
@@ -473,7 +474,9 @@ class Database(SlotTable):
                 assert self.find(keys[s]) == s
                 assert vals[s] is not None and self.lru[s] >= 0
                 assert 0 <= self.lfu[s] <= 255
-        assert set(self.free) >= {s for s in range(n) if keys[s] is None}
+        assert set(self.free) | set(range(self.fresh, n)) >= \
+            {s for s in range(n) if keys[s] is None}
+        assert all(keys[s] is None for s in range(self.fresh, n))
         vs = self.vslots
         assert len(set(vs)) == len(vs)
         for i, s in enumerate(vs):

@@ -346,6 +346,35 @@ def test_free_slots_keep_the_table_size_under_churn(ks):
     assert db.holes == size - n and len(db) == n
 
 
+def test_growth_hands_out_a_fresh_tail_without_pushing_it(ks):
+    """A growth adds a chunk to every column but pushes nothing onto ``free``: new keys take
+    the fresh tail in order (at 2.8M keys pushing the chunk cost 18 ms, slots.py); freed
+    slots are reused first, and a compaction that truncates the tail leaves it consistent."""
+    db = ks.dbs[0]
+    for i in range(100):
+        db.add(k(i), b"v")
+    size = len(db.keys)
+    assert not db.free and db.fresh == 100 and db.holes == size - 100
+    assert [db.add(k(i), b"v") for i in range(100, 103)] == [100, 101, 102]
+    s = db.find(k(7))
+    db.unlink(s)
+    assert db.add(k(999), b"v") == s                 # a freed slot before the tail
+    for i in range(103, size):
+        db.add(k(i), b"v")                           # the tail used up exactly ...
+    assert len(db.keys) == size and db.fresh == size
+    db.add(k(5000), b"v")                            # ... then one more chunk
+    assert len(db.keys) > size and db.fresh == size + 1
+    ks._check()
+    for i in range(0, size, 2):                      # holes, then a compaction that
+        db.delete(k(i))                              # truncates the top (the tail too)
+    while db.compact_some(50):
+        pass
+    ks._check()
+    for i in range(6000, 6000 + size):
+        db.add(k(i), b"v")
+    ks._check()
+
+
 def test_compaction_moves_keys_down_and_truncates(ks):
     db = ks.dbs[0]
     n = 1000
