@@ -418,6 +418,8 @@ def bind_addresses(bind: str) -> list[tuple[str, bool]]:
 def run(config: Config) -> int:
     """Run a server until it is told to stop; returns the process exit code."""
     _setup_logging(config)
+    from .malloc_tuning import mmap_large_blocks
+    mmap_large_blocks()               # the keyspace's columns grow without copies
     try:
         import uvloop
         runner = uvloop.run

@@ -36,17 +36,22 @@ A new key always takes a hole from ``free``, so under eviction churn (one key in
 per write) the tables keep their size.  When no hole is left, :meth:`SlotTable.new_slot`
 hands out the next slot of the *fresh tail* ``[fresh, len(keys))``, slots never used since
 the table last grew, and when that is used up it grows every column at once by a chunk of
-1/GROW_FRACTION of the table (at least GROW_MIN_SLOTS), as holes: one C-level ``extend``
-per column instead of six appends per new key (``bench/eviction_cost.py --inproc
---opcodes``); at most one slot in nine is then an unused hole, which draws skip.  The tail
-is not pushed onto ``free``: at 2.8M keys pushing a 350k-slot chunk (a ``range`` through
-``array.extend``) took 18 ms, and extending the ``lfu`` bytes column from a ``bytes``
-object another 14 ms (the element-wise path); one growth of every column now costs its
-``memcpy``s only, about 13 ms at that size (``tests/ferrumkv/test_slots.py`` and
-``bench/full_cache.py``'s PING watcher).  ``free`` may hold stale entries (slots a
-compaction truncated): a pop checks the slot is still a hole (:meth:`SlotTable.fresh_slot`
-skips the stale ones), so ``free`` never needs a search; ``holes`` is the exact count
-(free stack and fresh tail both).
+1/GROW_FRACTION of the table (at least GROW_MIN_SLOTS, at most GROW_MAX_SLOTS), as holes:
+one C-level ``extend`` per column instead of six appends per new key
+(``bench/eviction_cost.py --inproc --opcodes``); at most one slot in nine is then an unused
+hole, which draws skip.
+
+A growth must not stall the clients (the worst single add while 3M keys are added
+in-process: 45.7 ms at first).  The tail is not pushed onto ``free`` (pushing a 350k-slot
+chunk through ``array.extend(range(...))`` took 18 ms at 2.8M keys); the ``lfu`` column
+grows by ``frombytes`` (``extend`` from a ``bytes`` object went element by element: 14 ms);
+the columns' large blocks are mmapped, so ``realloc`` grows them by ``mremap`` without
+copying (``malloc_tuning.py``: 17.5 -> 11.9 ms); and a chunk is at most GROW_MAX_SLOTS, so
+what is left, writing the new chunk, is about 2 ms (``tests/ferrumkv/test_keyspace.py``
+checks the tail; ``bench/full_cache.py``'s PING watcher measures the stalls).  ``free`` may
+hold stale entries (slots a compaction truncated): a pop checks the slot is still a hole
+(:meth:`SlotTable.fresh_slot` skips the stale ones), so ``free`` never needs a search;
+``holes`` is the exact count (free stack and fresh tail both).
 
 Uniform draws
 -------------
@@ -79,7 +84,8 @@ from array import array
 FREE_SLOT = -1              # lru value of a free slot
 COMPACT_MIN_HOLES = 64      # never compact a table for fewer holes than this
 GROW_MIN_SLOTS = 16         # a table grows by at least this many slots ...
-GROW_FRACTION = 8           # ... or by 1/GROW_FRACTION of its size
+GROW_FRACTION = 8           # ... or by 1/GROW_FRACTION of its size ...
+GROW_MAX_SLOTS = 1 << 16    # ... but at most this many (one growth: ~2 ms of page faults)
 SAMPLE_MAX_TRIES = 64       # draws per wanted sample before giving up (table mostly holes)
 SCAN_SLOTS_PER_KEY = 10     # slots a scan call may visit per key wanted (Redis: count*10)
 
@@ -181,7 +187,7 @@ class SlotTable:
         out its lowest.  Complexity: O(chunk) plus each column's copy, amortised O(1) per
         key added."""
         n = len(self.keys)
-        k = max(GROW_MIN_SLOTS, n // GROW_FRACTION)
+        k = min(max(GROW_MIN_SLOTS, n // GROW_FRACTION), GROW_MAX_SLOTS)
         none = [None] * k
         self.keys.extend(none)
         self.vals.extend(none)

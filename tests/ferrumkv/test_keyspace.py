@@ -375,6 +375,27 @@ def test_growth_hands_out_a_fresh_tail_without_pushing_it(ks):
     ks._check()
 
 
+def test_growth_chunks_are_capped(ks, monkeypatch):
+    from ferrumkv_py import slots
+    monkeypatch.setattr(slots, "GROW_MAX_SLOTS", 40)
+    db = ks.dbs[0]
+    sizes = set()
+    for i in range(2000):
+        db.add(k(i), b"v")
+        sizes.add(len(db.keys))
+    steps = sorted(sizes)
+    assert max(b - a for a, b in zip(steps, steps[1:])) == 40    # 1/8 of 2000 would be 250
+    ks._check()
+
+
+def test_large_blocks_are_mmapped_where_glibc_allows():
+    import platform
+    from ferrumkv_py.malloc_tuning import mmap_large_blocks
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        pytest.skip("mallopt is glibc's")
+    assert mmap_large_blocks() is True
+
+
 def test_compaction_moves_keys_down_and_truncates(ks):
     db = ks.dbs[0]
     n = 1000
