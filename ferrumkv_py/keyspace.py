@@ -147,8 +147,10 @@ class Database(SlotTable):
                 return s
             self._expire_slot(s)
         ks.misses += 1
-        if ks.miss_hook is not None or ks.notify_flags:
-            self._miss_events(key)
+        if ks.miss_hook is not None:
+            ks.miss_hook(key)
+        if ks.notify_flags:
+            ks.notify(self, NOTIFY_KEY_MISS, b"keymiss", key)
         return None
 
     def lookup_value(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
@@ -177,18 +179,11 @@ class Database(SlotTable):
                 return self.vals[s]
             self._expire_slot(s)
         ks.misses += 1
-        if ks.miss_hook is not None or ks.notify_flags:
-            self._miss_events(key)
-        return None
-
-    def _miss_events(self, key: bytes) -> None:
-        """A read lookup's miss (absent, or just expired), after its count: the miss hook
-        (AHE) and the keymiss event.  O(1)."""
-        ks = self.ks
         if ks.miss_hook is not None:
             ks.miss_hook(key)
         if ks.notify_flags:
             ks.notify(self, NOTIFY_KEY_MISS, b"keymiss", key)
+        return None
 
     def lookup_write(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
         """Write-path lookup: lazy expiry and touch, no hit/miss stats.  Slot or None.  O(1)."""
