@@ -16,6 +16,19 @@ nothing is evicted, the policy only decides the touch).  Prints each tree and th
 ref/ours for each ``--ref-root`` (above 1: this tree is faster; with ``--opcodes``,
 bytecodes per GET by function instead of time).
 
+What it showed (issue 15, 2026-12-01, 2 cores shared with other jobs, best of 3 interleaved
+workers each; "head" is the tree before GET's read path: Database.lookup_value, GET inline in
+the dispatcher, the LFU store skipped when unchanged, exp[] unread without TTLs)::
+
+    GET -P 16 us     ref-old (Entry objects)   head    this    ref-old / this
+    allkeys-lru      1.49                      2.11    1.96    0.76
+    allkeys-lfu      1.69                      2.44    2.29    0.74
+    allkeys-ahe      1.73                      2.39    2.27    0.76
+
+Bytecodes per GET (``--opcodes``): allkeys-lru 178 ref-old, 216 head, 208 this; the
+dispatcher alone runs 18 more per command than ref-old (the slowlog clock per command,
+blocking_due, latency histograms per read), the keyspace ~10 more (the shard choice).
+
 Usage::
 
     .venv/bin/python bench/get_cost.py --ref-root /work/wt/ref-old        # ~1-2 min
