@@ -93,18 +93,27 @@ def test_lookup_value_is_lookup_read(seed, lfu, notify):
     assert a[0].hits and a[0].misses and a[0].expired_keys
 
 
-def test_lookup_value_without_ttls_skips_exp_but_still_expires():
-    """With no key holding a TTL exp[] is not read; the first TTL makes it read again."""
+def test_read_lookups_without_ttls_skip_exp_but_still_expire():
+    """With no key holding a TTL exp[] is not read (lookup_value, lookup_notouch, peek); a
+    TTL makes them read it again."""
     ks, _, _ = _world(False, False)
     db = ks.dbs[0]
     db.add(b"a", b"1")
     assert db.lookup_value(b"a") == b"1" and ks.hits == 1
     s = db.add(b"b", b"2")
     db.set_expire(s, ks.now_ms + 10)
+    assert db.peek(b"a") is not None and db.lookup_notouch(b"a") is not None
     ks.clock.advance(11)
     ks.refresh_time()
+    assert db.peek(b"b") is None and db.find(b"b") == s      # peek: no side effect
     assert db.lookup_value(b"b") is None and ks.expired_keys == 1 and ks.misses == 1
     assert db.lookup_value(b"a") == b"1" and not db.vslots
+    s = db.add(b"c", b"3")
+    db.set_expire(s, ks.now_ms + 1)
+    ks.clock.advance(2)
+    ks.refresh_time()
+    assert db.lookup_notouch(b"c", True) is None and ks.expired_keys == 2   # EXISTS-style
+    assert db.lookup_notouch(b"a", True) is not None and not db.vslots
     ks._check()
 
 
