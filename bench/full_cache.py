@@ -13,7 +13,7 @@ Side by side in one run, each server pinned to CPU 0 (``taskset``), redis-benchm
    eviction-on / eviction-off ratio (full SET/s over growing SET/s), the fair comparison of
    what eviction costs each; plus our INFO evicted_keys and eviction_kernel_calls.
 3. With ``--ref-root DIR`` (another checkout, e.g. a worktree of an older commit): GET on a
-   hit at -P 16 under lfu and ahe, ours against that code, the ratio printed.
+   hit at -P 16 under lru, lfu and ahe, ours against that code, the ratio printed.
 
 Results go to out/full_cache.md (and .json) unless ``--out``; nothing under docs/ is
 written unless ``--docs`` (then docs/full-cache.md).  ``--quick``: 300k keys, 16 MB.
@@ -55,6 +55,7 @@ PING_GAP_S = 0.001            # the watcher's pause between PINGs
 VALUE_BYTES = 100
 POLICIES = (("allkeys-lru", "allkeys-lru"), ("allkeys-lfu", "allkeys-lfu"),
             ("allkeys-ahe", "allkeys-lfu"))   # (ours, redis-server's counterpart)
+GET_POLICIES = ("allkeys-lru", "allkeys-lfu", "allkeys-ahe")   # of the --ref-root GETs
 
 
 def taskset(cpu: str) -> list:
@@ -239,7 +240,7 @@ def main(argv=None) -> int:
                   "| our evictions / kernel calls |", "|---|---|---|---|---|---|---|"] + rows + [""]
     if "get" in only and args.ref_root:
         rows = []
-        for pol in ("allkeys-lfu", "allkeys-ahe"):
+        for pol in GET_POLICIES:
             print("GET hits, %s, this code vs %s ..." % (pol, args.ref_root), flush=True)
             new, old = get_hits(ROOT, pol, args), get_hits(args.ref_root, pol, args)
             res.setdefault("get", {})[pol] = {"this": new, "ref": old}
