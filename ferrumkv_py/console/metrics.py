@@ -53,6 +53,8 @@ OUR_FIELDS = (
      "AHE duels decided for recency"),
     ("memory", "ahe_duels_frequency_won", "ferrumkv_ahe_duels_frequency_won", "counter",
      "AHE duels decided for frequency"),
+    ("memory", "ahe_probation_evicted", "ferrumkv_ahe_probation_evicted", "counter",
+     "AHE victims evicted while on probation (one-hit wonders leaving first)"),
     ("memory", "litehit_shadow_memory", "ferrumkv_litehit_shadow_memory_bytes", "gauge",
      "Memory of the litehit shadow"),
     ("litehit", "litehit_blocks", "ferrumkv_litehit_read_blocks", "counter",

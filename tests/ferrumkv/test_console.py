@@ -92,6 +92,8 @@ def test_metrics_parse_with_prometheus(console):
     assert samples[("redis_memory_max_bytes", ())] == 1024 * 1024
     assert samples[("redis_db_keys", (("db", "db0"),))] == 300
     assert samples[("ferrumkv_ahe_alpha", ())] == info["ahe_alpha"]
+    assert samples[("ferrumkv_ahe_probation_evicted_total", ())] == \
+        info["ahe_probation_evicted"]
     assert samples[("ferrumkv_litehit_read_blocks_total", ())] == info["litehit_blocks"]
     assert samples[("redis_commands_total", (("cmd", "set"),))] == 300
 
