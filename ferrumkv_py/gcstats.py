@@ -12,8 +12,10 @@ what the process holds for good: its modules (numba and llvmlite alone are hundr
 thousands of objects) and the keyspace's two big lists (``keys``, ``vals``).  The trap: a
 reference cycle that is already garbage when frozen is never collected, so
 :meth:`GcStats.freeze` collects first (one full collection, with nothing frozen yet to
-skip), then freezes.  The server does this at start and whenever modules were loaded
-since the last freeze (a lazily loaded kernel), from the cron, never per request; a flush
+skip), then freezes.  The server does this at start; when modules were loaded since the
+last freeze (a lazily loaded kernel) the cron freezes them once the loading is over,
+without the collection (an import's garbage is small; the collection took 25-55 ms after
+numba), never per request; a flush
 keeps the frozen lists (``Database.clear`` empties them in place).  Measured by
 ``bench/full_cache.py`` (longest full collection while 300k keys are written: 36.9 ms
 before freezing, numba loaded by the pipelined-read scanner).
@@ -43,11 +45,14 @@ class GcStats:
         self.reset()
         gc.callbacks.append(self._hook)
 
-    def freeze(self) -> float:
-        """Collect everything, then freeze what survives (see above); returns the ms it
-        took.  Complexity: O(tracked objects not yet frozen)."""
+    def freeze(self, collect: bool = True) -> float:
+        """Collect everything (unless ``collect`` is False: after a lazy import, whose
+        garbage is small, see resp_scan), then freeze what survives (see above); returns
+        the ms it took.  Complexity: O(tracked objects not yet frozen) with the collection,
+        O(1) without."""
         t = time.perf_counter_ns()
-        gc.collect()
+        if collect:
+            gc.collect()
         gc.freeze()
         took = (time.perf_counter_ns() - t) / NS_PER_MS
         self.freezes += 1

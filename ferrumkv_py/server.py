@@ -87,6 +87,7 @@ class Server:
         self.gc_stats = gc_stats()    # collector pauses, INFO memory (gcstats.py)
         self.gc_freeze = False        # run() turns it on: the process is the server's
         self._modules_frozen = 0      # len(sys.modules) at the last freeze
+        self._modules_seen = 0        # ... and at the previous cron tick
         from .shadow import install as install_shadow
         install_shadow(self)
         from .console import install as install_console
@@ -323,9 +324,10 @@ class Server:
                 " ".join(h for h, _ in hosts), port)
         await self.start_console()
 
-    def freeze_gc(self) -> None:
-        """Collect and freeze what the process holds now (gcstats.py "Freezing")."""
-        took = self.gc_stats.freeze()
+    def freeze_gc(self, collect: bool = True) -> None:
+        """Collect (unless told not to) and freeze what the process holds now (gcstats.py
+        "Freezing")."""
+        took = self.gc_stats.freeze(collect)
         self._modules_frozen = len(sys.modules)
         log.log(logging.INFO, "gc: froze %d objects in %.1f ms", gc.get_freeze_count(), took)
 
@@ -393,8 +395,14 @@ class Server:
                     c.kill()
         for c in list(self.obuf_soft_clients):   # over a soft output limit: time it
             c.check_output_limits()
-        if self.gc_freeze and len(sys.modules) != self._modules_frozen:
-            self.freeze_gc()          # modules were loaded (a kernel): freeze them too
+        mods = len(sys.modules)
+        if self.gc_freeze and mods != self._modules_frozen:
+            # modules were loaded (a kernel): freeze them too, once the loading is over (no
+            # change for a tick: a background import spans several ticks), without a full
+            # collection (25-55 ms after numba; an import leaves little garbage, resp_scan)
+            if mods == self._modules_seen:
+                self.freeze_gc(collect=False)
+        self._modules_seen = mods
         if self.ks.lazyfree.busy() and not self._lazyfree_scheduled:
             self._lazyfree_step()
         if self.shadow is not None:

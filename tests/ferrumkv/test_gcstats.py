@@ -57,7 +57,9 @@ out["same_list_after_flush"] = db.keys is keys_list and not walked(db.keys)
 srv.cron()                                  # no module loaded since: no freeze
 out["no_new_freeze"] = srv.gc_stats.freezes == 1
 import colorsys                             # a module loaded (as a lazy kernel would be)
-srv.cron()
+srv.cron()                                  # loading may go on (a background import)
+out["not_while_loading"] = srv.gc_stats.freezes == 1
+srv.cron()                                  # a tick without change: the loading is over
 out["freeze_after_import"] = srv.gc_stats.freezes == 2
 print(json.dumps(out))
 """
@@ -66,7 +68,7 @@ print(json.dumps(out))
 def test_freeze_keeps_the_keyspace_lists_out_of_every_collection():
     """In a child process (freezing is process-wide): the keyspace's lists are walked by
     collections before freeze_gc and not after; FLUSHDB keeps the frozen list; the cron
-    freezes again only after modules were loaded."""
+    freezes again only after modules were loaded, once a tick has passed without more."""
     import json
     import os
     import subprocess
@@ -78,4 +80,36 @@ def test_freeze_keeps_the_keyspace_lists_out_of_every_collection():
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"before": True, "after": False, "freezes": 1,
                    "same_list_after_flush": True, "no_new_freeze": True,
-                   "freeze_after_import": True}
+                   "not_while_loading": True, "freeze_after_import": True}
+
+
+LOADER_PROBE = r"""
+import gc, json, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from ferrumkv_py import resp_scan
+gc.collect()
+gc.freeze()                                  # as the server does at start
+frozen = gc.get_freeze_count()
+done = threading.Event()
+resp_scan.on_ready(lambda scan: done.set())
+resp_scan.request()                          # the background import of numba
+ok = done.wait(120)
+print(json.dumps({"loaded": ok, "collector_on": gc.isenabled(),
+                  "import_frozen": gc.get_freeze_count() > frozen + 10_000}))
+"""
+
+
+def test_the_scanner_loader_imports_without_collections_and_freezes_it():
+    """resp_scan's background import runs with the collector off (its full collections
+    held the GIL for 5-12 ms each while clients were served), turns it back on, and
+    freezes what it imported when the process freezes at all."""
+    import json
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", LOADER_PROBE, root], capture_output=True,
+                         text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"loaded": True, "collector_on": True, "import_frozen": True}
