@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import server_bench as sb  # noqa: E402
+from _opcodes import opcodes_by_line  # noqa: E402
 
 REQUESTS = 100_000
 REPEATS = 5
@@ -98,24 +99,7 @@ def opcodes_per_command(test: str, pipeline: int, lines: int = 0) -> tuple:
         c.data_received(b"".join(sb._request("set", rng) for _ in range(100)))
     reads = [b"".join(sb._request(test, rng) for _ in range(pipeline))
              for _ in range(OPCODE_READS)]
-    by_line: collections.Counter = collections.Counter()
-
-    def trace(frame, event, arg):
-        frame.f_trace_opcodes = True
-        return step
-
-    def step(frame, event, arg):
-        if event == "opcode":
-            code = frame.f_code
-            by_line[(os.path.basename(code.co_filename), code.co_name, frame.f_lineno)] += 1
-        return step
-
-    sys.settrace(trace)
-    try:
-        for data in reads:
-            c.data_received(data)
-    finally:
-        sys.settrace(None)
+    by_line = opcodes_by_line(c.data_received, reads)
     n = OPCODE_READS * pipeline
     by_func: collections.Counter = collections.Counter()
     for (path, func, _), k in by_line.items():

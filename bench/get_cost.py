@@ -48,6 +48,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _opcodes import opcodes_by_line  # noqa: E402
 
 KEYS = 100_000               # keys present (redis-benchmark -r 100000's universe)
 VALUE_BYTES = 100
@@ -145,23 +146,8 @@ def get_opcodes(policy: str) -> dict:
     reads = [b"".join(_frame(b"GET", _key(rng.randrange(n_keys))) for _ in range(PIPELINE))
              for _ in range(OPCODE_READS)]
     by_func: collections.Counter = collections.Counter()
-
-    def trace(frame, event, arg):
-        frame.f_trace_opcodes = True
-        return step
-
-    def step(frame, event, arg):
-        if event == "opcode":
-            code = frame.f_code
-            by_func["%s:%s" % (os.path.basename(code.co_filename), code.co_name)] += 1
-        return step
-
-    sys.settrace(trace)
-    try:
-        for data in reads:
-            c.data_received(data)
-    finally:
-        sys.settrace(None)
+    for (path, func, _), k in opcodes_by_line(c.data_received, reads).items():
+        by_func["%s:%s" % (path, func)] += k
     n = OPCODE_READS * PIPELINE
     out = {"total": sum(by_func.values()) / n}
     out.update((k, v / n) for k, v in by_func.most_common())

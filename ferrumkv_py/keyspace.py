@@ -136,15 +136,11 @@ class Database(SlotTable):
             if not self.vslots or not (x := self.exp[s]) or x >= now:
                 ks.hits += 1
                 if ks.lfu_on:   # touch(), inline (a call fewer per read hit): keep them equal
-                    lru = self.lru
-                    lfu = self.lfu
-                    c = lfu[s]
-                    n = ks.lfu_touch(c, lru[s], now)
+                    c = self.lfu[s]
+                    n = ks.lfu_touch(c, self.lru[s], now)
                     if n != c:
-                        lfu[s] = n
-                    lru[s] = now
-                else:
-                    self.lru[s] = now
+                        self.lfu[s] = n
+                self.lru[s] = now
                 return s
             self._expire_slot(s)
         ks.misses += 1
@@ -156,6 +152,8 @@ class Database(SlotTable):
 
     def lookup_value(self, key: bytes, _hash=hash, _mask=SHARD_MASK):
         """:meth:`lookup_read`, then the value: the value or None (GET / MGET's read path).
+        Its body is lookup_read's but for the hit's return value: a change to one is a
+        change to both (tests/ferrumkv/test_read_paths.py drives them side by side).
 
         The same expiry, hit/miss stats, miss hook, keymiss event and touch as lookup_read
         (tests drive both alike), in one call: GET on a hit runs no other Python frame
@@ -168,15 +166,11 @@ class Database(SlotTable):
             if not self.vslots or not (x := self.exp[s]) or x >= now:
                 ks.hits += 1
                 if ks.lfu_on:   # touch(), inline (a call fewer per read hit): keep them equal
-                    lru = self.lru
-                    lfu = self.lfu
-                    c = lfu[s]
-                    n = ks.lfu_touch(c, lru[s], now)
+                    c = self.lfu[s]
+                    n = ks.lfu_touch(c, self.lru[s], now)
                     if n != c:
-                        lfu[s] = n
-                    lru[s] = now
-                else:
-                    self.lru[s] = now
+                        self.lfu[s] = n
+                self.lru[s] = now
                 return self.vals[s]
             self._expire_slot(s)
         ks.misses += 1

@@ -188,17 +188,17 @@ class AdaptiveController:
         # start; _tab the open-addressing index hash -> slot * 2 + side + 1 (0 = empty)
         self.cap = 0
         self.step = 0.0
+        # probation (probation.py): the ghost of evicted keys, or None = off
+        self.ghost = None
+        self._batch_hashes = array("q")       # evicted_batch's ghost ids (grown to a batch)
+        self.probation_evicted = 0       # victims evicted while on probation
+        self.ghost_returns = 0           # new keys found in the ghost (no probation)
         self._resize(GHOST_MIN)
         self.active = 0
         self.duels = 0
         self.recency_wins = 0
         self.frequency_wins = 0
         self.undecided = 0
-        # probation (probation.py): the ghost of keys evicted on probation, or None = off
-        self.ghost = None
-        self._batch_hashes = array("q")       # evicted_batch's ghost ids (grown to a batch)
-        self.probation_evicted = 0       # victims evicted while on probation
-        self.ghost_returns = 0           # new keys found in the ghost (no probation)
         self._set_probation(settings.probation)
 
     # ---- protocol: configuration ----
@@ -608,7 +608,7 @@ class AdaptiveController:
         self._size_bytes()
 
     def _size_bytes(self) -> None:
-        ghost = getattr(self, "ghost", None)
+        ghost = self.ghost
         self._bytes = self._ring_bytes + (ghost.memory_bytes() if ghost is not None else 0)
 
     # ---- protocol: observability ----

@@ -115,7 +115,8 @@ class ProbationGhost:
     # bits set by others) is about 1 %.
 
     def add(self, h: int) -> None:
-        """Remember the key whose ``hash()`` is ``h``.  Complexity: O(1) (a rotation,
+        """Remember the key whose ``hash()`` is ``h`` (``kernel.bloom_add_many`` is the
+        same bit rule compiled, for a batch: change both or neither).  Complexity: O(1) (a rotation,
         once per ``generation`` adds, allocates one empty filter)."""
         w = ((h & _LOW32) * self.words) >> 32
         self._cur[w] |= (1 << ((h >> 32) & 63)) | (1 << ((h >> 38) & 63)) | \
