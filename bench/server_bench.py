@@ -303,6 +303,9 @@ class _NullTransport:
     def get_extra_info(self, name: str):
         return None
 
+    def get_write_buffer_size(self) -> int:
+        return 0
+
     def close(self) -> None:
         pass
 

@@ -155,7 +155,7 @@ class Blocking:
             c.push(encode(w.timeout_reply, c.proto))
             self._release(c)
         self._arm()
-        self.server.flush_pushes()
+        self.server.flush_writes()
 
     # ---- blocking ----
 

@@ -10,7 +10,8 @@ ran 22-31% faster than the same server on asyncio streams at -P 1, 18-24% at -P 
 
 A protocol error is answered with Redis's text and closes only this connection; a command
 error is an error reply and the connection stays.  Every complete command of one read runs
-before the replies go out together (``data_received`` does one ``transport.write``).
+before the replies go out together: ``data_received`` queues them, and every client's
+queued output is written once per event-loop round (``Server.flush_soon``).
 
 Hot path: ``data_received`` takes a read's commands in one batch (``get_batch``) and runs
 the common case inline, call() and run() folded into its loop: a known command with its
@@ -191,11 +192,21 @@ class Client(asyncio.Protocol, ClientState):
             self.obuf_big = 0
             return
         self.obuf_big = 0
-        data = b"".join(out)
+        self.write_now(out)
         out.clear()
-        self.server.stats.net_output_bytes += len(data)
-        self.transport.write(data)
         self.check_output_limits(extra_bytes)
+
+    def write_now(self, frames) -> None:
+        """Write this client's unsent output, then ``frames``, now rather than at the
+        round's flush: an early write of big replies, a close, a reply sent while a busy
+        script holds the loop.  Dropped after an output-limit abort.  O(bytes)."""
+        unsent, self.unsent = self.unsent, None
+        if unsent:
+            frames = unsent + list(frames)
+        if frames and not self.aborted:
+            data = b"".join(frames)
+            self.server.stats.net_output_bytes += len(data)
+            self.transport.write(data)
 
     def data_received(self, data: bytes) -> None:
         if self.closing or self.held is not None:
@@ -346,14 +357,18 @@ class Client(asyncio.Protocol, ClientState):
                 ops.track_read(stats.pending, elapsed_ns)
             stats.flush(elapsed_ns)
         self.executing = None
-        if out:     # (after an output-limit abort the transport drops it)
-            data = b"".join(out) if len(out) > 1 else out[0]
-            stats.net_output_bytes += len(data)
-            self.transport.write(data)
-        if server.push_clients:
-            server.flush_pushes()
-        if self.closing:
+        if self.closing:    # what it is owed, then the close
+            self.write_now(out)
             self.transport.close()
+        elif out:           # queued for the round's flush (Server.flush_soon says why)
+            unsent = self.unsent
+            if unsent is None:
+                self.unsent = out
+                server.write_clients.append(self)
+            else:
+                unsent += out
+        if server.write_clients and not server.flush_due:
+            server.flush_soon()
 
     # ---- dispatch ----
 
@@ -550,11 +565,9 @@ class Client(asyncio.Protocol, ClientState):
         if stats.pending:
             stats.flush(0)
         if out:
-            data = b"".join(out)
-            stats.net_output_bytes += len(data)
-            self.transport.write(data)
-        if self.server.push_clients:
-            self.server.flush_pushes()
+            self.write_now(out)
+        if self.server.write_clients:
+            self.server.flush_soon()
         if self.closing:
             self.transport.close()
         elif self.held is None and self.reader.buffered():
@@ -634,20 +647,20 @@ class Client(asyncio.Protocol, ClientState):
         """Queue an out-of-band frame for this client.  O(1).
 
         While this client's own commands run, the frame joins its replies (before the
-        running command's reply, as Redis writes it); otherwise it waits in ``pending``
-        until the running read or cron tick ends (``Server.flush_pushes``), so a pipelined
+        running command's reply, as Redis writes it); otherwise it waits in ``unsent``
+        until the event-loop round or cron tick ends (``Server.flush_writes``), so a pipelined
         burst of PUBLISHes costs each subscriber one write.
         """
         out = self.executing
         if out is not None:
             out.append(frame)
         elif not self.closing:
-            pend = self.pending
-            if pend is None:
-                self.pending = [frame]
-                self.server.push_clients.append(self)
+            unsent = self.unsent
+            if unsent is None:
+                self.unsent = [frame]
+                self.server.write_clients.append(self)
             else:
-                pend.append(frame)
+                unsent.append(frame)
 
     def update_slow_path(self) -> None:
         """Recompute the dispatcher's ``slow_path`` test after a (un)subscribe or TRACKING."""

@@ -48,7 +48,7 @@ class ClientState:
         self.tracking = None         # tracking.ClientTracking while CLIENT TRACKING is on
         self.slow_path = False       # subscribed or tracking: every command takes call()
         self.executing = None        # this read's reply list while its commands run
-        self.pending = None          # frames pushed by other clients' commands, unsent
+        self.unsent = None           # output queued for Server.flush_writes (frames)
         # ---- CLIENT PAUSE / REPLY / NO-EVICT (ops.py, commands/operators.py) ----
         self.held = None             # commands postponed by CLIENT PAUSE, in order
         self.reply_gate = None       # CLIENT REPLY: None (on), "off", "skip_next", "skip"

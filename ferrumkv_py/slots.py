@@ -210,7 +210,7 @@ class SlotTable:
         keys, vals, lru, lfu, exp, vpos = (self.keys, self.vals, self.lru, self.lfu,
                                            self.exp, self.vpos)
         free, vslots = self.free, self.vslots
-        shards, mask = self.shards, len(self.shards) - 1
+        shards, nshards = self.shards, len(self.shards)
         moved = 0
         while True:
             while keys and keys[-1] is None:       # free slots at the top: drop them
@@ -241,7 +241,7 @@ class SlotTable:
                 i = vpos[top]
                 vpos[h] = i
                 vslots[i] = h
-            shards[hash(key) & mask][key] = h
+            shards[hash(key) % nshards][key] = h
             keys[top] = None
             vals[top] = None
             lru[top] = FREE_SLOT

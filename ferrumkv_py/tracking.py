@@ -9,7 +9,7 @@ again.  Keys are global (not per database), as in Redis.
 BCAST mode: nothing is remembered; a client registers prefixes (``b""`` = every key) and a
 changed key matching one is collected in that prefix's ``keys`` (key -> the client that
 changed it, for NOLOOP); the collected keys go out as one message per prefix when the read
-or cron tick ends (``Server.flush_pushes``), as Redis sends them before sleeping.
+or cron tick ends (``Server.flush_writes``), as Redis sends them before sleeping.
 
 Messages: a RESP3 client gets a push ``>2 invalidate [keys]``; a client with ``REDIRECT id``
 has them sent to that connection instead: a push if it speaks RESP3, else, if it is
@@ -187,7 +187,7 @@ class Tracking:
                     ent[1][key] = self.current
                     if not self.bcast_dirty:
                         self.bcast_dirty = True
-                        self.server.push_clients.append(None)
+                        self.server.write_clients.append(None)
         ids = self.table.pop(key, None)
         if ids is None:
             return

@@ -259,7 +259,7 @@ class Console:
             c.unwatch_all()
             if self.server.blocking_due:    # keys it made ready: serve their waiters now
                 self.server.blocking.after_command(c)
-                self.server.flush_pushes()
+                self.server.flush_writes()
 
 
 def _int_arg(request, name: str, default: int, lo: int, hi: int) -> int:

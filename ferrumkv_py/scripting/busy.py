@@ -70,6 +70,6 @@ def _serve_one(c, data: bytes) -> None:
         if c.closing or not reader.more:
             break
     if out:
-        c.transport.write(b"".join(out))
+        c.write_now(out)    # the loop is held: nothing flushes this round
     if c.closing:
         c.transport.close()

@@ -13,5 +13,8 @@ class NullTransport:
     def get_extra_info(self, name):
         return None
 
+    def get_write_buffer_size(self):
+        return 0
+
     def close(self):
         pass
