@@ -30,7 +30,8 @@ from . import acl_calls as acl, errors, limits
 from .client_state import ClientState
 from .errors import CommandError, WrongTypeError
 from .registry import COMMANDS, lookup
-from .resp import (NULL_ARRAY, QUEUED, ProtocolError, QueryBufferLimit, Raw,
+from .notify import NOTIFY_STRING
+from .resp import (NULL_ARRAY, OK, QUEUED, ProtocolError, QueryBufferLimit, Raw,
                    RequestReader, encode, encode_error)
 from .shadow import FLAG_WRITE     # the shadow's hot-path contract (shadow.HOT_PATH_ATTRS)
 
@@ -230,6 +231,7 @@ class Client(asyncio.Protocol, ClientState):
         get_batch = reader.get_batch
         commands = self.commands     # COMMANDS, or without the channel commands (acl_calls)
         get_spec = commands.get(b"get")     # GET runs inline (strings.get's body), below
+        set_spec = commands.get(b"set")     # ... and SET key value (strings.set_'s first case)
         count = self._count
         ops = server.ops                # ops.py: slowlog / latency monitor threshold
         slow_ns = ops.slow_ns
@@ -289,6 +291,11 @@ class Client(asyncio.Protocol, ClientState):
                             reply = self.db.lookup_value(argv[1])   # (= strings.get)
                             if reply.__class__ is not bytes and reply is not None:
                                 raise WrongTypeError()
+                        elif spec is set_spec and len(argv) == 3:   # (= strings.set_)
+                            self.db.set(argv[1], argv[2])
+                            if ks.notify_flags:
+                                ks.notify(self.db, NOTIFY_STRING, b"set", argv[1])
+                            reply = OK
                         else:
                             reply = spec.handler(self, argv)
                     except Exception as e:

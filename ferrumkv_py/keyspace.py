@@ -232,20 +232,31 @@ class Database(SlotTable):
 
     # ---- writes ----
 
-    def add(self, key: bytes, value, _hash=hash, _n=SHARDS) -> int:
-        """Insert a key known to be absent; returns its slot.  O(1)."""
+    def add(self, key: bytes, value, shard=None, _hash=hash, _n=SHARDS) -> int:
+        """Insert a key known to be absent; returns its slot.  ``shard``: the key's index
+        dict when the caller's lookup has it (:meth:`set`).  O(1)."""
         ks = self.ks
         keys = self.keys
-        s = self.free.pop() if self.free else self.new_slot()
-        if s >= len(keys) or keys[s] is not None:
-            s = self.fresh_slot()           # a stale entry of the free stack (slots.py)
+        free = self.free
+        if free:
+            s = free.pop()
+            if s >= len(keys) or keys[s] is not None:
+                s = self.fresh_slot()       # a stale entry of the free stack (slots.py)
+        else:
+            s = self.fresh                  # SlotTable.new_slot(), its fast path inline
+            if s < len(keys) and keys[s] is None:
+                self.fresh = s + 1
+            else:
+                s = self.grow_table()
         self.holes -= 1
         keys[s] = key
         self.vals[s] = value
         self.lru[s] = ks.now_ms
         admit = ks.admit_hook
         self.lfu[s] = LFU_INIT_VAL if admit is None else admit(key)
-        self.shards[_hash(key) % _n][key] = s
+        if shard is None:
+            shard = self.shards[_hash(key) % _n]
+        shard[key] = s
         # memory.entry_cost() inline for strings (SET -P 16 -4% CPU per command,
         # bench/server_bench.py --parts dispatch); Keyspace._check() holds the two equal
         ks.used_memory += (_STRING_ENTRY_COST + len(key) + len(value)
@@ -277,9 +288,10 @@ class Database(SlotTable):
         slot (and so its LRU/LFU history, as Redis's dbOverwrite does after lookupKeyWrite
         touched it).  Returns the slot.  Complexity: O(1).
         """
-        s = self.shards[_hash(key) % _n].get(key)
+        shard = self.shards[_hash(key) % _n]
+        s = shard.get(key)
         if s is None:
-            return self.add(key, value)
+            return self.add(key, value, shard)
         ks = self.ks
         x = self.exp[s]
         if x:
