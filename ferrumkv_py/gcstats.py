@@ -20,6 +20,13 @@ keeps the frozen lists (``Database.clear`` empties them in place).  Measured by
 ``bench/full_cache.py`` (longest full collection while 300k keys are written: 36.9 ms
 before freezing, numba loaded by the pipelined-read scanner).
 
+Counting what is frozen walks it: ``gc.get_freeze_count()`` follows the permanent
+generation's linked list object by object, 12 ms for the 145k objects frozen once numba is
+in (measured with research/fullcache/loop_lag.py: the cron's freeze after the import
+logged the count and stalled every client for those 12 ms).  So only the freeze that
+collects counts (its collection walks everything anyway); INFO reports that count and the
+lazy freezes since, and nothing on a request path counts.
+
 One ``gc.callbacks`` hook per process (the collector is per process: servers created in
 one process, as the tests do, share it) times each collection: two ``perf_counter_ns``
 reads, about 0.3 us per collection; generation 0 runs every ~700 net allocations of
@@ -42,19 +49,24 @@ class GcStats:
 
     def __init__(self):
         self._start = 0
+        self.freezing = False       # the process froze once: lazy imports freeze too
+        self.frozen_counted = 0     # gc.get_freeze_count() at the last collecting freeze
         self.reset()
         gc.callbacks.append(self._hook)
 
     def freeze(self, collect: bool = True) -> float:
         """Collect everything (unless ``collect`` is False: after a lazy import, whose
         garbage is small, see resp_scan), then freeze what survives (see above); returns
-        the ms it took.  Complexity: O(tracked objects not yet frozen) with the collection,
-        O(1) without."""
+        the ms it took.  Complexity: O(tracked objects) with the collection (and the count
+        of what is frozen), O(1) without."""
         t = time.perf_counter_ns()
         if collect:
             gc.collect()
         gc.freeze()
         took = (time.perf_counter_ns() - t) / NS_PER_MS
+        if collect:
+            self.frozen_counted = gc.get_freeze_count()    # a walk: see the module docstring
+        self.freezing = True
         self.freezes += 1
         self.freeze_ms = took
         return took
@@ -79,7 +91,7 @@ class GcStats:
 
     def info_fields(self) -> list:
         """INFO memory: ``gc_gen<N>_collections``, ``_total_ms``, ``_max_ms``."""
-        out = [("gc_frozen_objects", gc.get_freeze_count()), ("gc_freezes", self.freezes),
+        out = [("gc_frozen_objects", self.frozen_counted), ("gc_freezes", self.freezes),
                ("gc_last_freeze_ms", "%.3f" % self.freeze_ms)]
         for g in range(GENERATIONS):
             out += [("gc_gen%d_collections" % g, self.count[g]),

@@ -38,6 +38,8 @@ import logging
 import gc
 import threading
 
+from .gcstats import shared as gc_stats
+
 log = logging.getLogger("ferrumkv")
 
 MAX_FRAME_ARGS = 99_999     # counts of 6+ digits are resp_hiredis._BIG_COUNT's case
@@ -147,7 +149,7 @@ def _load() -> None:
     gc.disable()
     try:
         scan = _compile()
-        if gc.get_freeze_count():
+        if gc_stats().freezing:     # (not gc.get_freeze_count(): a walk, gcstats.py)
             gc.freeze()
     finally:
         if collecting:

@@ -356,7 +356,8 @@ class Server:
         "Freezing")."""
         took = self.gc_stats.freeze(collect)
         self._modules_frozen = len(sys.modules)
-        log.log(logging.INFO, "gc: froze %d objects in %.1f ms", gc.get_freeze_count(), took)
+        log.log(logging.INFO, "gc: froze in %.1f ms (%d objects at the last count)", took,
+                self.gc_stats.frozen_counted)
 
     async def serve_forever(self) -> None:
         await self._stopped
