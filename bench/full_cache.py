@@ -4,8 +4,8 @@ Side by side in one run, each server pinned to CPU 0 (``taskset``), redis-benchm
 
 1. **Growing** (noeviction): a fresh server of each kind takes
    ``redis-benchmark -t set -n GROW_N -r UNIVERSE -d 100 -P 16 -c 50`` (keys grow towards
-   UNIVERSE); meanwhile another client sends a PING every PING_GAP_S and records each round
-   trip (worst, p99.9).  Then RSS per key (INFO ``used_memory_rss`` / DBSIZE).
+   UNIVERSE); meanwhile another client (a thread of this process, which runs on the
+   client's CPU) sends a PING every PING_GAP_S and records each round trip (worst, p99.9).  Then RSS per key (INFO ``used_memory_rss`` / DBSIZE).
 2. **Full**, per policy: a fresh server with ``maxmemory MAXMEMORY`` is filled past its
    limit (FILL_N SETs), then timed on MEASURE_N more SETs (nearly every one evicts).  Ours
    under allkeys-lru / allkeys-lfu / allkeys-ahe against redis-server under its own lru /
@@ -198,6 +198,10 @@ def main(argv=None) -> int:
         args.fill_n = args.measure_n = args.get_n = 200_000
         args.maxmemory = "16mb"
     only = set(args.only or ("grow", "full", "get"))
+    if taskset(CLIENT_CPU) and hasattr(os, "sched_setaffinity"):
+        # this process is a client too (the PING watcher): on the server's CPU it would
+        # take the server's time slices, a scheduler tick (4 ms) at a time
+        os.sched_setaffinity(0, {int(CLIENT_CPU)})
     res: dict = {"args": {k: v for k, v in vars(args).items() if k != "only"}}
     lines = ["# Full cache: ours vs redis-server, same run", "",
              "%d-key universe, %d-byte values, -P 16 -c 50, servers on CPU %s, client on "
