@@ -5,7 +5,10 @@ Side by side in one run, each server pinned to CPU 0 (``taskset``), redis-benchm
 1. **Growing** (noeviction): a fresh server of each kind takes
    ``redis-benchmark -t set -n GROW_N -r UNIVERSE -d 100 -P 16 -c 50`` (keys grow towards
    UNIVERSE); meanwhile another client (a thread of this process, which runs on the
-   client's CPU) sends a PING every PING_GAP_S and records each round trip (worst, p99.9).  Then RSS per key (INFO ``used_memory_rss`` / DBSIZE).
+   client's CPU) sends a PING every PING_GAP_S and records each round trip (worst, p99.9).
+   Then RSS per key (INFO ``used_memory_rss`` / DBSIZE), and the RSS growth per key: from
+   the RSS after a warm-up burst of pipelined PINGs, which makes ours load its numba frame
+   scanner (~120 MB: at 1.9M keys that alone is ~65 bytes of "RSS per key").
 2. **Full**, per policy: a fresh server with ``maxmemory MAXMEMORY`` is filled past its
    limit (FILL_N SETs), then timed on MEASURE_N more SETs (nearly every one evicts).  Ours
    under allkeys-lru / allkeys-lfu / allkeys-ahe against redis-server under its own lru /
@@ -52,6 +55,7 @@ FILL_N = 1_000_000            # SETs that fill a full-phase server past its limi
 MEASURE_N = 1_000_000         # timed SETs on a full server
 GET_N = 1_000_000             # GETs of the --ref-root comparison
 PING_GAP_S = 0.001            # the watcher's pause between PINGs
+WARMUP_S = 5                  # after the warm-up burst: ours loads its scanner (~2 s)
 VALUE_BYTES = 100
 POLICIES = (("allkeys-lru", "allkeys-lru"), ("allkeys-lfu", "allkeys-lfu"),
             ("allkeys-ahe", "allkeys-lfu"))   # (ours, redis-server's counterpart)
@@ -147,6 +151,13 @@ class Watcher:
 def grow(engine: str, args) -> dict:
     srv = Server(engine, [])
     try:
+        # warm-up: a pipelined burst makes ours load its frame scanner (numba: ~120 MB of
+        # RSS, resp_scan.py); the RSS after it is the base of "RSS growth per key"
+        subprocess.run(taskset(CLIENT_CPU) + ["redis-benchmark", "-p", str(srv.port), "-t",
+                                              "ping", "-n", "20000", "-P", "16", "-q"],
+                       capture_output=True, timeout=600)
+        time.sleep(WARMUP_S)
+        base_rss = int(srv.info().get("used_memory_rss", 0))
         with Watcher(srv.port) as w:
             ops = benchmark(srv.port, "set", args.grow_n, args.universe)
         info = srv.info()
@@ -155,6 +166,7 @@ def grow(engine: str, args) -> dict:
         gc = {k: float(info[k]) for k in ("gc_gen2_collections", "gc_gen2_max_ms",
                                            "gc_gen1_max_ms") if k in info}
         return {"set_per_s": ops, "keys": keys, "rss_per_key": rss / max(keys, 1),
+                "rss_growth_per_key": (rss - base_rss) / max(keys, 1), "base_rss": base_rss,
                 **w.summary(), **gc}
     finally:
         srv.stop()
@@ -223,10 +235,15 @@ def main(argv=None) -> int:
                   "| RSS bytes/key | %.0f | %.0f | %.2f |" % (
                       g["ferrumkv"]["rss_per_key"], g["redis"]["rss_per_key"],
                       g["ferrumkv"]["rss_per_key"] / g["redis"]["rss_per_key"]),
+                  "| RSS growth bytes/key (RSS after a warm-up burst as the base: %.0f / "
+                  "%.0f MB) | %.0f | %.0f | %.2f |" % (
+                      g["ferrumkv"]["base_rss"] / 2**20, g["redis"]["base_rss"] / 2**20,
+                      g["ferrumkv"]["rss_growth_per_key"], g["redis"]["rss_growth_per_key"],
+                      g["ferrumkv"]["rss_growth_per_key"] / g["redis"]["rss_growth_per_key"]),
                   "| our full GC collections / longest (ms) | %d / %.1f | | |" % (
                       g["ferrumkv"].get("gc_gen2_collections", -1),
                       g["ferrumkv"].get("gc_gen2_max_ms", -1)), ""]
-        print("\n".join(lines[-10:]), flush=True)
+        print("\n".join(lines[-11:]), flush=True)
     if "full" in only:
         rows = []
         for ours, theirs in POLICIES:

@@ -7,7 +7,8 @@ clients are polled with a zero timeout, what they sent is read and run through t
 dispatcher (``Client.call``), which answers ``-BUSY ...`` to every command without the
 ``allow_busy`` flag (``server.busy_script`` is set).  The script's own connection is not
 read (as Redis, which protects the caller); a client at EOF is marked paused and the loop
-sees it after the script.
+sees it after the script.  Replies queued before the script (by the reads of its round)
+are written first, as Redis's processEventsWhileBlocked writes pending replies.
 """
 
 from __future__ import annotations
@@ -21,8 +22,12 @@ BUSY_READ_BYTES = 65536          # bytes read from a busy-time client per poll
 
 
 def serve_others(server, caller) -> None:
-    """One pass of processEventsWhileBlocked: read and answer every other client that
-    has sent something.  Complexity: O(clients) plus the commands read."""
+    """One pass of processEventsWhileBlocked: write what the round before the script left
+    queued (the replies of the reads before it: ``Server.flush_soon`` would have written
+    them after the round, which the script holds), then read and answer every other
+    client that has sent something.  Complexity: O(clients) plus the commands read."""
+    if server.write_clients:
+        server.flush_writes()
     fds = {}
     for c in server.clients.values():
         if (c is not caller and c.fd >= 0 and not c.closing and not c.paused
