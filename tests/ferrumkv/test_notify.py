@@ -18,6 +18,7 @@ from tests.ferrumkv.events_diff import PONG2, PONG3, Conn
 
 KEYS = ["a", "b", "c", "d"]
 SHORT_TTL_WAIT_S = 0.004   # after a 1 ms TTL: lazy expiry then finds the key past due
+PEXPIRE_SHORT_MS = "2"     # not 1: test_notify_families.PEXPIRE_SHORT_MS says why
 STEPS = 600                # commands per random sequence
 VALS = ["x", "y", "1", "7"]
 
@@ -38,7 +39,7 @@ def _cmd(rng: random.Random) -> list:
         ["MGET", k, k2], ["DEL", k, k2], ["UNLINK", k], ["RENAME", k, k2],
         ["RENAMENX", k, k2], ["COPY", k, k2], ["COPY", k, k2, "REPLACE"], ["MOVE", k, "1"],
         ["EXPIRE", k, "100"], ["EXPIRE", k, "50", rng.choice(["NX", "XX", "GT", "LT"])],
-        ["PEXPIRE", k, "1"], ["EXPIREAT", k, "1"], ["PERSIST", k], ["EXISTS", k],
+        ["PEXPIRE", k, PEXPIRE_SHORT_MS], ["EXPIREAT", k, "1"], ["PERSIST", k], ["EXISTS", k],
         ["TYPE", k], ["TTL", k],
         ["LPUSH", k, v, m], ["RPUSH", k, v], ["LPUSHX", k, v], ["RPUSHX", k, v],
         ["LPOP", k], ["RPOP", k, n if n != "-1" else "2"], ["LSET", k, "0", v],

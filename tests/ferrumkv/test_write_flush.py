@@ -104,3 +104,18 @@ def test_without_a_loop_a_read_writes_at_once():
     assert server.loop is None
     a.data_received(_cmd(b"PING"))
     assert a.transport.writes == [b"+PONG\r\n"]
+
+
+def test_a_busy_script_writes_what_its_round_queued():
+    """Replies queued by the reads of a script's round go out when the script starts
+    serving other clients (scripting/busy.py), not after the script."""
+    from ferrumkv_py.scripting import busy
+
+    async def main():
+        server, (a, caller) = _pair()
+        server.loop = asyncio.get_running_loop()
+        a.data_received(_cmd(b"PING"))
+        assert a.transport.writes == []
+        busy.serve_others(server, caller)      # (no socket is readable: nothing read)
+        assert a.transport.writes == [b"+PONG\r\n"]
+    asyncio.run(main())
