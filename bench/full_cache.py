@@ -7,7 +7,7 @@ Side by side in one run, each server pinned to CPU 0 (``taskset``), redis-benchm
    UNIVERSE); meanwhile another client (a thread of this process, which runs on the
    client's CPU) sends a PING every PING_GAP_S and records each round trip (worst, p99.9).
    Then RSS per key (INFO ``used_memory_rss`` / DBSIZE), and the RSS growth per key: from
-   the RSS after a warm-up burst of pipelined PINGs, which makes ours load its numba frame
+   the RSS after a warm-up burst of pipelined GET misses, which makes ours load its numba frame
    scanner (~120 MB: at 1.9M keys that alone is ~65 bytes of "RSS per key").
 2. **Full**, per policy: a fresh server with ``maxmemory MAXMEMORY`` is filled past its
    limit (FILL_N SETs), then timed on MEASURE_N more SETs (nearly every one evicts).  Ours
@@ -151,11 +151,12 @@ class Watcher:
 def grow(engine: str, args) -> dict:
     srv = Server(engine, [])
     try:
-        # warm-up: a pipelined burst makes ours load its frame scanner (numba: ~120 MB of
-        # RSS, resp_scan.py); the RSS after it is the base of "RSS growth per key"
-        subprocess.run(taskset(CLIENT_CPU) + ["redis-benchmark", "-p", str(srv.port), "-t",
-                                              "ping", "-n", "20000", "-P", "16", "-q"],
-                       capture_output=True, timeout=600)
+        # warm-up: a pipelined burst of GET misses (reads of 256+ bytes) makes ours load
+        # its frame scanner (numba: ~120 MB of RSS, resp_scan.py); the RSS after it is the
+        # base of "RSS growth per key"
+        subprocess.run(taskset(CLIENT_CPU) + [
+            "redis-benchmark", "-p", str(srv.port), "-t", "get", "-n", "20000", "-r", "1000",
+            "-P", "16", "-q"], capture_output=True, timeout=600)
         time.sleep(WARMUP_S)
         base_rss = int(srv.info().get("used_memory_rss", 0))
         with Watcher(srv.port) as w:
