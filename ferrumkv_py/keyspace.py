@@ -369,6 +369,7 @@ class Database(SlotTable):
         base_str = _STRING_ENTRY_COST
         base_key = memory.KEY_OVERHEAD
         ttl_cost = memory.EXPIRE_COST
+        ttls = bool(self.vslots)    # no key has a TTL: exp[] unread (a cache miss per victim)
         freed = 0
         for i in range(n):
             s = slots[i]
@@ -381,7 +382,7 @@ class Database(SlotTable):
                 freed += base_key + len(key) + value.mem
                 if lazy:
                     ks.free_value(value)
-            if exp[s]:
+            if ttls and exp[s]:
                 self._drop_volatile(s)
                 freed += ttl_cost
             keys[s] = None
