@@ -47,8 +47,11 @@ chunk through ``array.extend(range(...))`` took 18 ms at 2.8M keys); the ``lfu``
 grows by ``frombytes`` (``extend`` from a ``bytes`` object went element by element: 14 ms);
 the columns' large blocks are mmapped, so ``realloc`` grows them by ``mremap`` without
 copying (``malloc_tuning.py``: 17.5 -> 11.9 ms); and a chunk is at most GROW_MAX_SLOTS, so
-what is left, writing the new chunk, is about 2 ms (``tests/ferrumkv/test_keyspace.py``
-checks the tail; ``bench/full_cache.py``'s PING watcher measures the stalls).  ``free`` may
+what is left is writing the new chunk: its first touch faults its pages in, ~1,000 minor
+faults for a chunk of 65,536 slots, 2 ms on a quiet machine but 10-13 ms of CPU on a
+loaded one (``research/fullcache/loop_lag.py``), hence chunks of 8,192 (~130 faults;
+no growth among the longest reads since).  ``tests/ferrumkv/test_keyspace.py`` checks the
+tail; ``bench/full_cache.py``'s PING watcher measures the stalls.  ``free`` may
 hold stale entries (slots a compaction truncated): a pop checks the slot is still a hole
 (:meth:`SlotTable.fresh_slot` skips the stale ones), so ``free`` never needs a search;
 ``holes`` is the exact count (free stack and fresh tail both).
@@ -85,7 +88,7 @@ FREE_SLOT = -1              # lru value of a free slot
 COMPACT_MIN_HOLES = 64      # never compact a table for fewer holes than this
 GROW_MIN_SLOTS = 16         # a table grows by at least this many slots ...
 GROW_FRACTION = 8           # ... or by 1/GROW_FRACTION of its size ...
-GROW_MAX_SLOTS = 1 << 16    # ... but at most this many (one growth: ~2 ms of page faults)
+GROW_MAX_SLOTS = 1 << 13    # ... but at most this many (one growth: ~130 page faults)
 SAMPLE_MAX_TRIES = 64       # draws per wanted sample before giving up (table mostly holes)
 SCAN_SLOTS_PER_KEY = 10     # slots a scan call may visit per key wanted (Redis: count*10)
 

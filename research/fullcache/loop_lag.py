@@ -9,6 +9,13 @@ fix (resp_scan imports with the collector off and freezes; the cron freezes once
 loading is over, without collecting) loop lag p99.9 17-18 -> 13 ms, max 21-24 -> 15-22 ms,
 full collections during the fill 6-7 -> 1.
 
+Session 8: each read over 3 ms also records the thread's own CPU time, the collections,
+slot-table growths and index-dict resizes inside it, and its minor page faults.  The long
+reads (4-12 ms, a cluster at 4.2 ms: one scheduler tick at HZ 250) used 0.1-0.2 ms of
+CPU with none of those inside: the process was off the CPU, not working.  And the cron's
+freeze after numba's import took 12 ms only because it logged gc.get_freeze_count() (a
+walk of the frozen objects); it now takes ~0.
+
     .venv/bin/python research/fullcache/loop_lag.py      # ~20 s; port 7831
 """
 import gc, os, sys, time
@@ -20,14 +27,29 @@ from ferrumkv_py import server as S, client as C
 import uvloop, asyncio
 
 long_calls = []
+import resource
 orig_dr = C.Client.data_received
+ngc = [0]; ngrow = [0]; diag = []
 def dr(self, data):
-    t0 = time.perf_counter()
+    db = self.db
+    sizes = [sys.getsizeof(d) for d in db.shards]
+    g0, gr0 = ngc[0], ngrow[0]
+    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    t0 = time.perf_counter(); c0 = time.thread_time()
     orig_dr(self, data)
-    dt = time.perf_counter() - t0
+    dt = time.perf_counter() - t0; cdt = time.thread_time() - c0
     if dt > 0.003:
         long_calls.append(("data_received", dt * 1000, len(data)))
+        resized = sum(1 for d, z in zip(db.shards, sizes) if sys.getsizeof(d) != z)
+        diag.append((round(dt*1000,1), "cpu", round(cdt*1000,1), "gc", ngc[0]-g0, "grow", ngrow[0]-gr0, "resized", resized,
+                     "minflt", resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0, "keys", len(db)))
 C.Client.data_received = dr
+from ferrumkv_py import slots as SL
+_og = SL.SlotTable.grow_table
+def gt(self):
+    ngrow[0] += 1
+    return _og(self)
+SL.SlotTable.grow_table = gt
 orig_cron = S.Server.cron
 def cron(self):
     t0 = time.perf_counter()
@@ -51,7 +73,10 @@ def freeze_spy(self, collect=True):
     new = sorted(set(sys.modules) - _seen)
     _seen.update(new)
     long_calls.append(("newmods %d: %s" % (len(new), ",".join(new[:6])), 0.0, 0))
-    return _orig_freeze(self, collect)
+    t0 = time.perf_counter()
+    r = _orig_freeze(self, collect)
+    long_calls.append(("freeze collect=%s took %.1f ms" % (collect, (time.perf_counter() - t0) * 1000), 0.0, 0))
+    return r
 S.Server.freeze_gc = timed("freeze_gc", freeze_spy)
 S.active_expire_cycle = timed("expire", S.active_expire_cycle)
 from ferrumkv_py import keyspace as KS
@@ -61,6 +86,7 @@ ST.Stats.sample_ops = timed("sample_ops", ST.Stats.sample_ops)
 ST.Stats.note_memory = timed("note_memory", ST.Stats.note_memory)
 gcs = []
 def cb(phase, info, _t=[0]):
+    ngc[0] += 1
     if phase == "start":
         _t[0] = time.perf_counter()
     else:
@@ -101,5 +127,9 @@ byk = collections.Counter(k for k,_,_ in long_calls)
 print(byk)
 print(sorted(long_calls, key=lambda x: -x[1])[:15])
 for c in long_calls:
-    if c[0].startswith("newmods"): print(c[0][:300])
+    if c[0].startswith("newmods") or c[0].startswith("freeze"): print(c[0][:300])
+print("longest reads: wall ms, CPU ms of the thread, collections, slot-table growths, index "
+      "dicts resized, minor page faults, keys")
+for d in sorted(diag, key=lambda x: -x[0])[:25]:
+    print(d)
 print("gc > 1ms:", len(gcs), sorted(gcs, key=lambda x: -x[1])[:10])
