@@ -12,8 +12,8 @@ RESET drops exactly its own entries::
 Delivery encodes a message once per protocol version, not once per subscriber: the
 ``message`` / ``pmessage`` frame body is built once, prefixed with ``*`` (RESP2) or ``>``
 (RESP3 push), and the same bytes object is handed to every subscriber's
-:meth:`~ferrumkv_py.connection.Client.push` (which batches a client's frames until the end of
-the publishing read, so a pipelined burst of PUBLISHes costs each subscriber one write).
+:meth:`~ferrumkv_py.client.Client.push` (which queues a client's frames until the end of
+the event-loop round, so a pipelined burst of PUBLISHes costs each subscriber one write).
 Channel subscribers are served first, then each matching pattern (patterns in the order they
 were first subscribed; Redis iterates a hash table there, so its order is arbitrary).
 
