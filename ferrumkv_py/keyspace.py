@@ -508,6 +508,7 @@ class Database(SlotTable):
         if not charged:
             ks.used_memory = 0
         if self.keys:
+            ks.lazyfree.add_index(self.shards)
             ks.lazyfree.add_db(self.keys, self.vals, self.exp, n, charged)
         self._new_tables()
         return n

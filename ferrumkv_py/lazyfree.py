@@ -15,8 +15,10 @@ A slice pops items off the front job (``list.pop``, ``dict.popitem``, ``deque.po
 ``set.pop``): each pop drops one reference, so the objects die one by one, never as one
 long deallocation.  A value met inside a detached database that is itself big (a
 1M-element hash in a flushed database) is queued as its own job instead of being dropped
-whole.  (The database's index dict is dropped at once: it holds only references to the
-keys, which the key list still holds, and ints, so freeing it is one allocation.)
+whole.  The database's index dicts are queued too, ahead of its slots: they hold the only
+reference to each key's slot number, an ``int`` object, so dropping them whole freed one
+int per key inside the command (FLUSHALL ASYNC of 1M keys: 55 ms, a client's PING as long;
+``bench/hostile_clients.py --only flushall``).
 
 Accounting: ``used_memory`` drops when the command runs, as Redis reports it after a
 flush (FLUSHALL: the keyspace model is zeroed; a value: its cost is subtracted by
@@ -63,6 +65,12 @@ class LazyFree:
         """Queue a big value detached from its key (UNLINK, lazyfree-lazy-*)."""
         self.jobs.append([_slicer(value), 1, False])
         self.pending_objects += 1
+        self._wake()
+
+    def add_index(self, shards: list) -> None:
+        """Queue a detached database's index dicts (released before its slots, uncounted:
+        they stand for the same keys)."""
+        self.jobs.append([_Chain([d for d in shards if d] + [()]), 0, False])
         self._wake()
 
     def add_db(self, keys: list, vals: list, exp, n: int, charged: bool) -> None:

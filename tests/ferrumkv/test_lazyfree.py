@@ -177,3 +177,21 @@ def test_lazy_free_slices_leave_the_server_state_alone(server):
                                  server.server.startup_rss))
     assert after == before
     assert r.info("memory")["lazyfreed_objects"] >= 5000
+
+
+def test_flush_async_releases_the_index_by_slices_too():
+    """The index dicts hold the only reference to each key's slot number (an int object
+    per key): FLUSHDB ASYNC queues them with the slots instead of dropping them whole
+    inside the command (55 ms at 1M keys before)."""
+    import sys
+    ks = filled()
+    db = ks.dbs[0]
+    old = [d for d in db.shards if d]
+    slot_int = db.find(b"k4999")
+    refs = sys.getrefcount(slot_int)
+    db.clear(lazy=True)
+    assert sum(map(len, old)) == KEYS               # still whole: the command freed none
+    assert sys.getrefcount(slot_int) == refs
+    assert drain(ks) > 1
+    assert not any(old)                             # released, a slice at a time
+    assert ks.lazyfree.pending_objects == 0 and ks.lazyfree.freed_objects == KEYS
