@@ -119,7 +119,9 @@ def test_soft_limit_closes_after_its_seconds(make_server):
     r.set("big", b"x" * MB)
     sock = socket.create_connection(("127.0.0.1", s.port))
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.sendall(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n" * 4)
+    # 16 MB of replies: the kernel's send buffer autotunes up to tcp_wmem's maximum (4 MB
+    # here), and with 4 replies it once took them all, leaving the server nothing unsent
+    sock.sendall(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n" * 16)
     deadline = time.time() + 10
     while time.time() < deadline and \
             r.info("stats")["client_output_buffer_limit_disconnections"] == 0:
