@@ -96,7 +96,7 @@ from .ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings, alpha_l
 from .lfu import LFU_COUNTER_MAX
 from .probation import (GHOST_RETURN_BOOST, PROBATION_COUNTER, PROBATION_FIRST,
                         PROBATION_IDLE_TURNOVERS, PROBATION_LOOSE, PROBATION_VICTIM, RHO_KEEP,
-                        RHO_MIN_BACK, RHO_OFF, RHO_ON, ProbationGhost)
+                        RHO_MIN_BACK, RHO_OFF, RHO_ON, RHO_WARMUP, ProbationGhost)
 from ..values import LFU_INIT_VAL
 
 POINT_WEIGHT = 4.0                # W: turnovers of idle worth one counter point at alpha 0.5
@@ -206,6 +206,7 @@ class AdaptiveController:
         self._ev_blend = self._ev_prob = 0.0     # victims of each kind
         self._back_blend = self._back_prob = 0.0  # ... found in the ghost when re-inserted
         self._switch_blocks = 0                   # blocks since the last decision
+        self._switch_decisions = 0                # decisions since the ghost started
         self._resize(GHOST_MIN)
         self.active = 0
         self.duels = 0
@@ -230,6 +231,7 @@ class AdaptiveController:
             self.p_turnovers = PROBATION_IDLE_TURNOVERS
             self._ev_blend = self._ev_prob = self._back_blend = self._back_prob = 0.0
             self._switch_blocks = 0
+            self._switch_decisions = 0
         elif not on:
             self.ghost = None
         self._size_bytes()
@@ -606,10 +608,14 @@ class AdaptiveController:
         """Probation-first off while probation's victims come back RHO_OFF times as often
         per eviction as the blend's (it is evicting what the workload wants: new hot keys
         of a moving hot set), on again below RHO_ON, once RHO_MIN_BACK victims of each
-        kind came back; then every count shrinks by RHO_KEEP (a memory of ~20 turnovers).
+        kind came back and after RHO_WARMUP decisions (a cold cache evicts new keys only:
+        the first turnovers' rho says nothing); then every count shrinks by RHO_KEEP (a
+        memory of ~20 turnovers).
         Complexity: O(1), once per turnover (at most once per block)."""
         eb, ep, bb, bp = self._ev_blend, self._ev_prob, self._back_blend, self._back_prob
-        if eb > 0 and ep > 0 and bb >= RHO_MIN_BACK and bp >= RHO_MIN_BACK:
+        self._switch_decisions += 1
+        if eb > 0 and ep > 0 and bb >= RHO_MIN_BACK and bp >= RHO_MIN_BACK and \
+                self._switch_decisions > RHO_WARMUP:
             rho = (bp / ep) / (bb / eb)
             p = self.p_turnovers
             if rho > RHO_OFF:

@@ -51,8 +51,10 @@ probationary key still reads as LFU_INIT_VAL, and probation's victims start duel
 the blend chose them); below ``RHO_ON`` it is back.  The counts are halved at every
 decision (one per turnover) by RHO_KEEP: the switch sees about the last 20 turnovers,
 longer than a phase of shift40 (3.4 turnovers, over which rho swings from 8 down to 0.4
-and back) and needs RHO_MIN_BACK returns of each kind before it moves (a cold start or a
-trace with hardly any returns, such as CloudPhysics at 500 keys, keeps probation-first).
+and back) and needs RHO_MIN_BACK returns of each kind and RHO_WARMUP turnovers before it moves (a
+cold cache evicts new keys only, so its first rho says nothing: CloudPhysics at 8,000 keys
+went off there and lost 1.5-3 points live; a trace with hardly any returns, such as
+CloudPhysics at 500 keys, keeps probation-first).
 
 Measured in the simulator first (``research/probation/``: the AHE-adaptive kernel on the
 real traces and the live bench's synthetic streams, ``ghost_study.py``), then on the live
@@ -81,6 +83,7 @@ RHO_OFF = 2.0       # probation-first off when probation victims come back this 
 RHO_ON = 0.7        # ... as often as blend victims (per eviction); on again below RHO_ON
 RHO_KEEP = 0.95     # share of the counts kept at each decision (one per turnover)
 RHO_MIN_BACK = 16.0 # returns of each kind a decision needs (counted with RHO_KEEP)
+RHO_WARMUP = 8      # decisions (turnovers) before the switch may move
 LANE_BITS = 16
 LANES_PER_WORD = 4
 _LOW32 = 0xFFFF_FFFF

@@ -43,6 +43,7 @@ PROBATION_FIRST = 1.0e6     # score added to an expired probationary key: it lea
 
 CT_FIXED, CT_NEIGH, CT_EXTREME = 0, 1, 2
 RHO_MIN_BACK = 16.0         # (prho) returns of each kind a decision needs
+RHO_WARMUP = 8              # (prho) decisions (turnovers) before the first move
 
 
 def logit(a):
@@ -178,6 +179,7 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     rc = np.zeros(4, np.float64)     # blend victims, probation victims, their returns
     rc_n = 0
     p_off_n = 0
+    ndec = 0
     gen_of = np.full(nkeys, -2, np.int64)
     gen = 0
     gen_n = 0
@@ -459,8 +461,9 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                     rc_n += 1
                     if rc_n >= C:
                         rc_n = 0
+                        ndec += 1
                         if rc[0] > 0 and rc[1] > 0 and rc[2] >= RHO_MIN_BACK and \
-                                rc[3] >= RHO_MIN_BACK:
+                                rc[3] >= RHO_MIN_BACK and ndec > RHO_WARMUP:
                             rho = (rc[3] / rc[1]) / (rc[2] / rc[0])
                             if rho > prho:
                                 p_prob = 1e18

@@ -184,7 +184,13 @@ def test_the_switch_turns_probation_first_off_and_on_with_hysteresis():
     db.lru[s] = NOW - 2_000                      # on probation, idle 0.2 turnover
     strict = ctl.scores(db, [s], NOW)[0]
     assert strict > P.PROBATION_FIRST
-    # probation victims come back 4 times as often per eviction as blend victims: off
+    # probation victims come back 4 times as often per eviction as blend victims: off,
+    # but not in the first RHO_WARMUP decisions (a cold cache's rho says nothing)
+    for _ in range(P.RHO_WARMUP):
+        ctl._ev_prob, ctl._back_prob, ctl._ev_blend, ctl._back_blend = \
+            1000.0, 400.0, 400.0, 40.0
+        ctl._switch()
+        assert ctl.p_turnovers == P.PROBATION_IDLE_TURNOVERS
     ctl._ev_prob, ctl._back_prob, ctl._ev_blend, ctl._back_blend = 1000.0, 400.0, 400.0, 40.0
     ctl._switch()
     assert ctl.p_turnovers == P.PROBATION_LOOSE and ctl.probation_switches == 1
@@ -208,7 +214,7 @@ def test_the_switch_turns_probation_first_off_and_on_with_hysteresis():
         ctl._ev_prob, ctl._back_prob, ctl._ev_blend, ctl._back_blend = 1000.0, bp, 4000.0, bb
         ctl._switch()
         assert ctl.p_turnovers == P.PROBATION_IDLE_TURNOVERS
-    assert ctl.probation_decisions == 6 and ctl.probation_off_decisions == 2
+    assert ctl.probation_decisions == 6 + P.RHO_WARMUP and ctl.probation_off_decisions == 2
     ctl._check()
 
 
