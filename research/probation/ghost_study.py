@@ -32,7 +32,8 @@ from ferrumkv_py.eviction.ahe_adaptive import (DUEL_STEP_BUDGET, GHOST_FRACTION,
 SHOW_RETURNS = "--returns" in sys.argv
 KEY_BYTES = 257        # the live benches' bytes per key (allkeys-lru holds C keys)
 DUEL_RING_KEYS = 9     # keys the duel ring costs at C = 1,000 (991 held without probation)
-# name, prob, pghost, gbucket, padapt, ghost bytes per key, return boost
+# name, prob, pghost, gbucket, padapt, ghost bytes per key, return boost[, prho, noduel,
+# prlo, prkeep] (adaptive.params)
 VARIANTS = [("no probation", -1.0, 0.0, 0, 0.0, 0, 3),
             ("bloom 2x2C", 0.1, -2.0, 0, 0.0, 8, 3),
             ("fp lanes 2C", 0.1, -2.0, 1, 0.0, 4, 3),
@@ -55,7 +56,13 @@ VARIANTS = [("no probation", -1.0, 0.0, 0, 0.0, 0, 3),
             ("fp 3C b1 rho 3 duel", 0.1, -3.0, 1, 0.0, 6, 1, 3.0, 2),
             ("fp 3C b1 rho 2/1 duel", 0.1, -3.0, 1, 0.0, 6, 1, 2.0, 2, 1.0),
             ("fp 3C b1 rho 3/1 duel", 0.1, -3.0, 1, 0.0, 6, 1, 3.0, 2, 1.0),
-            ("fp 3C b1 rho 2/1.5 duel", 0.1, -3.0, 1, 0.0, 6, 1, 2.0, 2, 1.5)]
+            ("fp 3C b1 rho 2/1.5 duel", 0.1, -3.0, 1, 0.0, 6, 1, 2.0, 2, 1.5),
+            # the server's default since round 2 (probation.py: RHO_OFF, RHO_ON, RHO_KEEP)
+            ("kept: fp 3C b1 rho 2/0.7 x0.95 duel", 0.1, -3.0, 1, 0.0, 6, 1, 2.0, 2, 0.7,
+             0.95)]
+# Variants 16-22 were measured (docs/ahe-adaptive.md section 11) before the kernel's
+# RHO_MIN_BACK and RHO_WARMUP existed; with them, counts halved at every decision rarely
+# reach RHO_MIN_BACK and those switches hardly move.
 
 
 def ahe_params(C, prob, pghost, gbucket, padapt, gboost=3, prho=0.0, noduel=1, prlo=-1.0, prkeep=0.5):
