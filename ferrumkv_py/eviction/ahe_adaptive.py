@@ -95,7 +95,8 @@ from .. import memory
 from .ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings, alpha_leaning
 from .lfu import LFU_COUNTER_MAX
 from .probation import (GHOST_RETURN_BOOST, PROBATION_COUNTER, PROBATION_FIRST,
-                        PROBATION_IDLE_TURNOVERS, ProbationGhost)
+                        PROBATION_IDLE_TURNOVERS, PROBATION_LOOSE, PROBATION_VICTIM, RHO_KEEP,
+                        RHO_MIN_BACK, RHO_OFF, RHO_ON, RHO_WARMUP, ProbationGhost)
 from ..values import LFU_INIT_VAL
 
 POINT_WEIGHT = 4.0                # W: turnovers of idle worth one counter point at alpha 0.5
@@ -137,11 +138,13 @@ def _logit(alpha: float) -> float:
 
 
 def adaptive_score(alpha: float, idle_ms: int, counter: int, ttl_left_ms, turnover_ms: float,
-                   weight: float = POINT_WEIGHT, probation: bool = False) -> float:
+                   weight: float = POINT_WEIGHT, probation: bool = False,
+                   idle_turnovers: float = PROBATION_IDLE_TURNOVERS) -> float:
     """The score of one key (reference for :meth:`AdaptiveController.scores`).
 
     ``ttl_left_ms`` is None for a key without TTL; ``probation``: ``ahe-probation`` is on
-    (a counter of PROBATION_COUNTER then marks a key on probation, probation.py).
+    (a counter of PROBATION_COUNTER then marks a key on probation, probation.py);
+    ``idle_turnovers``: probation's idle threshold (PROBATION_LOOSE: probation-first off).
     Complexity: O(1).
     """
     on_probation = probation and counter == PROBATION_COUNTER
@@ -153,7 +156,7 @@ def adaptive_score(alpha: float, idle_ms: int, counter: int, ttl_left_ms, turnov
         if ttl_left_ms < horizon:
             urgency = 1.0 - max(ttl_left_ms, 0) / horizon
             s += TTL_URGENCY_WEIGHT * urgency * (alpha + (1.0 - alpha) * weight)
-    if on_probation and idle_ms > PROBATION_IDLE_TURNOVERS * turnover_ms:
+    if on_probation and idle_ms > idle_turnovers * turnover_ms:
         s += PROBATION_FIRST + idle_ms * (1.0 / turnover_ms)
     return s
 
@@ -193,6 +196,17 @@ class AdaptiveController:
         self._batch_hashes = array("q")       # evicted_batch's ghost ids (grown to a batch)
         self.probation_evicted = 0       # victims evicted while on probation
         self.ghost_returns = 0           # new keys found in the ghost (no probation)
+        # probation-first on (PROBATION_IDLE_TURNOVERS) or off (PROBATION_LOOSE), switched
+        # by how often each kind of victim comes back (probation.py, "The switch"); the
+        # counts shrink by RHO_KEEP at every decision (one per turnover)
+        self.p_turnovers = PROBATION_IDLE_TURNOVERS
+        self.probation_switches = 0
+        self.probation_decisions = 0     # switch decisions, and how many left it off
+        self.probation_off_decisions = 0
+        self._ev_blend = self._ev_prob = 0.0     # victims of each kind
+        self._back_blend = self._back_prob = 0.0  # ... found in the ghost when re-inserted
+        self._switch_blocks = 0                   # blocks since the last decision
+        self._switch_decisions = 0                # decisions since the ghost started
         self._resize(GHOST_MIN)
         self.active = 0
         self.duels = 0
@@ -214,6 +228,10 @@ class AdaptiveController:
     def _set_probation(self, on: bool) -> None:
         if on and self.ghost is None:
             self.ghost = ProbationGhost(self._population())
+            self.p_turnovers = PROBATION_IDLE_TURNOVERS
+            self._ev_blend = self._ev_prob = self._back_blend = self._back_prob = 0.0
+            self._switch_blocks = 0
+            self._switch_decisions = 0
         elif not on:
             self.ghost = None
         self._size_bytes()
@@ -222,8 +240,13 @@ class AdaptiveController:
         """The Morris counter a new key starts with (``ks.admit_hook`` while probation is
         on): PROBATION_COUNTER, or LFU_INIT_VAL + GHOST_RETURN_BOOST when its id is in the
         ghost (it came back soon after an eviction).  Complexity: O(1)."""
-        if hash(key) in self.ghost:
+        kind = self.ghost.lookup(hash(key))
+        if kind:
             self.ghost_returns += 1
+            if kind == PROBATION_VICTIM:
+                self._back_prob += 1
+            else:
+                self._back_blend += 1
             return LFU_INIT_VAL + GHOST_RETURN_BOOST
         return PROBATION_COUNTER
 
@@ -264,7 +287,7 @@ class AdaptiveController:
         # probation: a counter of PROBATION_COUNTER reads as LFU_INIT_VAL; past this idle
         # time the key leaves first (-1: probation off)
         inv_t = 1.0 / t
-        p_idle = PROBATION_IDLE_TURNOVERS * t if self.ghost is not None else -1.0
+        p_idle = self.p_turnovers * t if self.ghost is not None else -1.0
         out = []
         for e in slots:
             idle = now_ms - lrus[e]
@@ -321,16 +344,21 @@ class AdaptiveController:
         hk = hash(key)
         on_probation = False
         if self.ghost is not None:
-            self.ghost.add(hk)                         # every victim: probation.py
-            if c == PROBATION_COUNTER:
+            if c == PROBATION_COUNTER:                 # every victim: probation.py
+                self.ghost.add(hk, 1)
                 self.probation_evicted += 1
-                on_probation = True
+                self._ev_prob += 1
+                on_probation = self.p_turnovers != PROBATION_LOOSE
+            else:
+                self.ghost.add(hk, 0)
+                self._ev_blend += 1
         h = hk & HASH_MASK
         if self._tab[h & self._mask] and self._duel_key_evicted(db, key, h, last):
             return
         if rdb is None or on_probation:
             # probation, not the blend, chose a probationary victim: a duel on it would
-            # credit frequency with every one-hit wonder and drag alpha down
+            # credit frequency with every one-hit wonder and drag alpha down (while
+            # probation-first is off the blend chose it: the duel starts)
             return
         idle = now_ms - last
         is_r = (rs == e and rdb is db) or idle > ri or (idle == ri and c < rc)
@@ -387,7 +415,8 @@ class AdaptiveController:
         Complexity: O(n)."""
         ghost = self.ghost
         evicted = self.evicted
-        if ghost is None or self._blk_start_ms is None:
+        if ghost is None or self._blk_start_ms is None or \
+                self.p_turnovers == PROBATION_LOOSE:
             for i in range(n):
                 row = i * N_PICK_COLS
                 rs = picks[row]
@@ -404,6 +433,11 @@ class AdaptiveController:
         for i in range(n):
             s = victims[i]
             if lfu[s] != PROBATION_COUNTER or room <= 0:
+                if nh:                      # the ghost's buckets are FIFOs: keep the order
+                    ghost.add_many(hashes, nh, 1)
+                    self.probation_evicted += nh
+                    self._ev_prob += nh
+                    nh = 0
                 self._blk_n = EVICTIONS_PER_BLOCK - 1 - room
                 row = i * N_PICK_COLS
                 rs = picks[row]
@@ -422,8 +456,9 @@ class AdaptiveController:
                 self._duel_key_evicted(db, key, h, lru[s])
         self._blk_n = EVICTIONS_PER_BLOCK - 1 - room
         self.probation_evicted += nh
+        self._ev_prob += nh
         if nh:
-            ghost.add_many(hashes, nh)
+            ghost.add_many(hashes, nh, 1)
 
     def on_miss(self, key: bytes) -> None:
         """A read missed ``key``: if it is a duel's ghost, that duel is decided.
@@ -558,6 +593,10 @@ class AdaptiveController:
         if dh >= 0 and dm >= 0 and dh + dm > 0:       # (RESETSTAT makes them negative)
             self.last_hit_ratio = dh / (dh + dm)
         self._blk_hits, self._blk_misses = ks.hits, ks.misses
+        self._switch_blocks += 1
+        if self.ghost is not None and self._switch_blocks * EVICTIONS_PER_BLOCK >= keys:
+            self._switch_blocks = 0
+            self._switch()
         self._blk_start_ms = now_ms
         self._blk_n = 0
         want = min(max(keys // GHOST_FRACTION, GHOST_MIN), GHOST_MAX)
@@ -565,14 +604,40 @@ class AdaptiveController:
             self._resize(want)
         self._size_ghost(keys)
 
+    def _switch(self) -> None:
+        """Probation-first off while probation's victims come back RHO_OFF times as often
+        per eviction as the blend's (it is evicting what the workload wants: new hot keys
+        of a moving hot set), on again below RHO_ON, once RHO_MIN_BACK victims of each
+        kind came back and after RHO_WARMUP decisions (a cold cache evicts new keys only:
+        the first turnovers' rho says nothing); then every count shrinks by RHO_KEEP (a
+        memory of ~20 turnovers).
+        Complexity: O(1), once per turnover (at most once per block)."""
+        eb, ep, bb, bp = self._ev_blend, self._ev_prob, self._back_blend, self._back_prob
+        self._switch_decisions += 1
+        if eb > 0 and ep > 0 and bb >= RHO_MIN_BACK and bp >= RHO_MIN_BACK and \
+                self._switch_decisions > RHO_WARMUP:
+            rho = (bp / ep) / (bb / eb)
+            p = self.p_turnovers
+            if rho > RHO_OFF:
+                p = PROBATION_LOOSE
+            elif rho < RHO_ON:
+                p = PROBATION_IDLE_TURNOVERS
+            if p != self.p_turnovers:
+                self.p_turnovers = p
+                self.probation_switches += 1
+        self.probation_decisions += 1
+        if self.p_turnovers == PROBATION_LOOSE:
+            self.probation_off_decisions += 1
+        self._ev_blend, self._ev_prob = eb * RHO_KEEP, ep * RHO_KEEP
+        self._back_blend, self._back_prob = bb * RHO_KEEP, bp * RHO_KEEP
+
     def _size_ghost(self, keys: int) -> None:
         """Resize the probation ghost when the population moved by GHOST_RESIZE_FACTOR."""
         g = self.ghost
         if g is None:
             return
         want = g.wanted(keys)
-        if want * GHOST_RESIZE_FACTOR < g.generation or want > g.generation * \
-                GHOST_RESIZE_FACTOR:
+        if want * GHOST_RESIZE_FACTOR < g.lanes or want > g.lanes * GHOST_RESIZE_FACTOR:
             g.resize(keys)
             self._size_bytes()
 
@@ -637,8 +702,13 @@ class AdaptiveController:
             ("ahe_probation", "yes" if self.ghost is not None else "no"),
             ("ahe_probation_evicted", self.probation_evicted),
             ("ahe_probation_ghost_returns", self.ghost_returns),
-            ("ahe_probation_ghost_generation",
-             self.ghost.generation if self.ghost is not None else 0),
+            ("ahe_probation_ghost_ids", self.ghost.lanes if self.ghost is not None else 0),
+            ("ahe_probation_first",
+             "yes" if self.ghost is not None and self.p_turnovers != PROBATION_LOOSE
+             else "no"),
+            ("ahe_probation_switches", self.probation_switches),
+            ("ahe_probation_off_share", "%.3f" % (self.probation_off_decisions
+                                                  / (self.probation_decisions or 1))),
         ]
 
     def _check(self) -> None:

@@ -33,7 +33,6 @@ from .ahe_adaptive import MIN_TURNOVER_MS, POINT_WEIGHT, TTL_URGENCY_HORIZON, \
     TTL_URGENCY_WEIGHT
 from .lfu import LFU_COUNTER_MAX
 from .pool import EVPOOL_SIZE
-from .probation import PROBATION_IDLE_TURNOVERS
 
 K = LazyModule("ferrumkv_py.eviction.kernel")   # numba: loaded when a policy evicts
 
@@ -143,7 +142,7 @@ class CompiledSampler:
                 w = (1.0 - a) * POINT_WEIGHT
                 fp[0], fp[1], fp[2], fp[3] = a / t, w, TTL_URGENCY_HORIZON * t, \
                     TTL_URGENCY_WEIGHT * (a + w)
-                fp[4] = PROBATION_IDLE_TURNOVERS * t if adapt.ghost is not None else -1.0
+                fp[4] = adapt.p_turnovers * t if adapt.ghost is not None else -1.0
                 fp[5] = 1.0 / t
             avg = ks.used_memory // (ks.total_keys() or 1) or 1
             want = (used - target) // avg + 1

@@ -241,15 +241,19 @@ def pick_victims(mode, ip, fp, lru, lfu, exp, vslots, pool_score, pool_slot, poo
 
 
 @njit(cache=True)
-def bloom_add_many(cur, words, hashes, n):
-    """ProbationGhost.add's bit rule for ``hashes[:n]`` into the filter ``cur`` (uint64
-    words): the compiled path's victims of one batch in one call.  Complexity: O(n)."""
-    one = np.uint64(1)
+def ghost_add_many(words_arr, words, hashes, n, tag):
+    """ProbationGhost.add's lane rule for ``hashes[:n]``, all with ``tag``, into the table
+    ``words_arr`` (uint64 words of four 16-bit lanes): the compiled path's victims of one
+    batch in one call.  Complexity: O(n)."""
+    sixteen = np.uint64(16)
+    t = np.uint64(tag << 15)
     for i in range(n):
         h = hashes[i]
         w = ((h & 0xFFFFFFFF) * words) >> 32
-        cur[w] |= (one << np.uint64((h >> 32) & 63)) | (one << np.uint64((h >> 38) & 63)) \
-            | (one << np.uint64((h >> 44) & 63))
+        fp = (h >> 32) & 0x7FFF
+        if fp == 0:
+            fp = 1
+        words_arr[w] = (words_arr[w] << sixteen) | np.uint64(fp) | t
 
 
 def warm() -> None:
@@ -264,4 +268,4 @@ def warm() -> None:
                  array("B", [0]), array("q", [0]), array("q"), array("d", [0.0]), array("q", [0]),
                  array("q", [0]), array("Q", [1]), one, array("q", [0]), array("q", [0]),
                  array("q", [0]), array("q", [0] * N_PICK_COLS))
-    bloom_add_many(array("Q", [0]), 1, array("q", [0]), 1)
+    ghost_add_many(array("Q", [0]), 1, array("q", [0]), 1, 1)

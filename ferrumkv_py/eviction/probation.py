@@ -24,38 +24,43 @@ duel's picks read a counter of 4 as 5 (probation is a flag, not a lower frequenc
 whose counter reached 4 some other way (``RESTORE ... FREQ 4``, or an LFU policy's decay
 before the policy changed) reads as probationary: a cold key either way.
 
-The ghost: two rotating Bloom filters.  An exact FIFO of ids needs an index; a pair of
-Bloom filters keeps "evicted within the last G to 2G evictions" in a few bits per id: ids
-go into the *current* filter; when it has taken G ids, it becomes the *previous* one and
-the former previous is cleared to take over.  A lookup asks both.  G =
-``PROBATION_GHOST_GENERATION`` x the candidate keys (resized with the population, like the
-duel ring, at most ``GHOST_MAX_IDS``); each filter has ``BLOOM_BITS_PER_ID`` x G bits, and
-an id's 3 bits lie in one 64-bit word (a *blocked* Bloom filter, see ``add``), all derived
-from the key's 64-bit ``hash()`` (cached in the bytes object), so a lookup hashes nothing
-and reads one word per filter.  Memory: ``BLOOM_BITS_PER_ID * G * 2 / 8``
-bytes, 8 bytes per cached key at G = 2 x keys, counted against maxmemory with the
-controller's.
+The ghost: 16-bit fingerprints in buckets of four.  ``GHOST_LANES_PER_KEY`` x the candidate
+keys lanes (resized with the population, like the duel ring, at most ``GHOST_MAX_IDS``),
+four to a 64-bit word; a key's bucket is chosen by the low 32 bits of its 64-bit ``hash()``
+(cached in the bytes object: a lookup hashes nothing), its lane holds 15 bits of the high
+half and a tag bit (was the victim on probation?).  Each bucket is a FIFO of its last four
+victims (an add shifts the word by a lane), so the ghost remembers roughly the last
+3 x keys victims (a victim stays until four later ones hit its bucket).  A lookup compares
+the four lanes in one word operation.  Memory: 2 bytes per lane, 6 per cached key, counted
+against maxmemory with the controller's.  False positives: about 4 / 32768 per lookup.
 
-False positives matter more than the bytes: a false positive hands a one-hit wonder the
-return boost, which at a frequency-leaning alpha protects it for many turnovers.  Live,
-read-through, hit % (``bench/trace_quality.py``; the bits also cost keys held):
+Until round 2 of issue 20 the ghost was a pair of rotating blocked Bloom filters (16 bits
+per id, 2 x 2 x keys ids: 8 bytes per key, ~1 % false positives); the fingerprints hold
+about as many ids for 6 bytes, with a hundredth of the false positives (a false positive
+hands a one-hit wonder the return boost), and carry the tag the switch below needs.
 
-    bits/id, probes      CP 500   CP 2,000  CP 8,000  Mooncake 500  2,000   8,000
-    8, 2  (~5 % FP)      16.70    18.86     27.94     5.38          9.70    20.32
-    12, 2 (~2.3 %)       16.91    19.45     28.37     5.80          10.02   20.46
-    16, 2 (~1.4 %)       17.04    20.09     28.49     6.00          10.13   20.37
-    16, 3 (~0.5 %)       17.08    20.40     28.57     6.09          10.32   20.50
-    (then the blocked form of 16, 3: ~1 %, one word per lookup: same hit rates within
-    the noise, section 10 of docs/ahe-adaptive.md)
+The switch (round 2, docs/ahe-adaptive.md section 11).  Probation-first is right when the
+keys it evicts are one-hit wonders, wrong when a moving hot set brings new keys whose second
+request comes after PROBATION_IDLE_TURNOVERS (shift40: every phase's hot keys paid an extra
+miss).  The ghost tells which: per eviction, how often probation's victims come back
+against how often the blend's do (rho).  On moving hot sets the blend's victims (the old
+hot set) never come back and probation's do: rho 6.6 in the simulator on shift40, 0.1-1.4
+on the six other synthetic workloads and the nine trace rows.  Above ``RHO_OFF`` the
+threshold becomes ``PROBATION_LOOSE`` (probation-first off: the blend alone scores, a
+probationary key still reads as LFU_INIT_VAL, and probation's victims start duels again, as
+the blend chose them); below ``RHO_ON`` it is back.  The counts are halved at every
+decision (one per turnover) by RHO_KEEP: the switch sees about the last 20 turnovers,
+longer than a phase of shift40 (3.4 turnovers, over which rho swings from 8 down to 0.4
+and back) and needs RHO_MIN_BACK returns of each kind and RHO_WARMUP turnovers before it moves (a
+cold cache evicts new keys only, so its first rho says nothing: CloudPhysics at 8,000 keys
+went off there and lost 1.5-3 points live; a trace with hardly any returns, such as
+CloudPhysics at 500 keys, keeps probation-first).
 
 Measured in the simulator first (``research/probation/``: the AHE-adaptive kernel on the
-real traces; two generations of 2C ids, every victim in the ghost and a return boost of 3
-were the best of the 60 variants tried, against the best published policy per row; the
-idle threshold between 0.05 and 0.3 turnover changes little), then on the live server
-(``docs/eviction-quality.md``).
+real traces and the live bench's synthetic streams, ``ghost_study.py``), then on the live
+server (``docs/eviction-quality.md``).
 
-Complexity: ``admit`` and ``evicted`` O(1); rotation O(bits / 8) once per G probationary
-evictions; memory O(G).
+Complexity: ``admit`` and ``evicted`` O(1); memory O(lanes).
 """
 
 from __future__ import annotations
@@ -67,93 +72,92 @@ from ..values import LFU_INIT_VAL
 
 PROBATION_COUNTER = LFU_INIT_VAL - 1   # a new key's Morris counter while on probation
 PROBATION_IDLE_TURNOVERS = 0.1         # idle beyond this many turnovers: evicted first
+PROBATION_LOOSE = float("inf")         # the threshold while probation-first is off
 PROBATION_FIRST = 1.0e6                # score added then (above any blend score)
-PROBATION_GHOST_GENERATION = 2         # ids per ghost generation, per candidate key
-GHOST_RETURN_BOOST = 3                 # counter points above LFU_INIT_VAL for a returning key
-BLOOM_BITS_PER_ID = 16                 # bits per id in each filter, in 64-bit words
-GHOST_MIN_IDS = 64                     # generation size, lower bound ...
-GHOST_MAX_IDS = 1 << 24                # ... and upper bound (2 x 32 MiB of filters; above
-                                       # 8M candidate keys the window shrinks relatively)
+GHOST_RETURN_BOOST = 1                 # counter points above LFU_INIT_VAL for a returning key
+GHOST_LANES_PER_KEY = 3                # ghost ids (16-bit lanes) per candidate key: 6 bytes
+GHOST_MIN_IDS = 64                     # lanes, lower bound ...
+GHOST_MAX_IDS = 1 << 25                # ... and upper bound (64 MiB; above 11M candidate
+                                       # keys the window shrinks relatively)
+RHO_OFF = 2.0       # probation-first off when probation victims come back this many times
+RHO_ON = 0.7        # ... as often as blend victims (per eviction); on again below RHO_ON
+RHO_KEEP = 0.95     # share of the counts kept at each decision (one per turnover)
+RHO_MIN_BACK = 16.0 # returns of each kind a decision needs (counted with RHO_KEEP)
+RHO_WARMUP = 8      # decisions (turnovers) before the switch may move
+LANE_BITS = 16
+LANES_PER_WORD = 4
 _LOW32 = 0xFFFF_FFFF
-_WORD_BITS = 64
+_MASK64 = 0xFFFF_FFFF_FFFF_FFFF
+_FP_MASK = 0x7FFF                      # 15 fingerprint bits; bit 15 of a lane is the tag
+_TAG = 0x8000
+_ONES = 0x0001_0001_0001_0001          # 1 in every lane
+_LOW15 = 0x7FFF_7FFF_7FFF_7FFF         # every lane without its tag bit
+_HIGH = 0x8000_8000_8000_8000          # the top bit of every lane
+BLEND_VICTIM, PROBATION_VICTIM = 1, 2  # what :meth:`ProbationGhost.lookup` tells
 
 
 class ProbationGhost:
-    """Two rotating Bloom filters of key hashes (see the module docstring)."""
+    """Recently evicted keys as 16-bit fingerprints in buckets of four (see the module
+    docstring)."""
 
-    __slots__ = ("generation", "words", "_cur", "_prev", "_n", "rotations", "added",
-                 "_bytes")
+    __slots__ = ("lanes", "words", "_w", "added", "_bytes")
 
     def __init__(self, population: int):
-        self.rotations = 0
         self.added = 0
         self.resize(population)
 
     def resize(self, population: int) -> None:
-        """Size both filters for ``population`` candidate keys; forgets every id.
+        """Size the table for ``population`` candidate keys; forgets every id.
         Complexity: O(words)."""
-        g = self.wanted(population)
-        self.generation = g
-        self.words = (BLOOM_BITS_PER_ID * g + _WORD_BITS - 1) // _WORD_BITS
-        self._cur = self._empty()
-        self._prev = self._empty()
-        self._n = 0
-        self._bytes = sys.getsizeof(self._cur) + sys.getsizeof(self._prev)
-
-    def _empty(self) -> array:
-        return array("Q", [0]) * self.words        # exact allocation (no growth slack)
+        self.lanes = self.wanted(population)
+        self.words = (self.lanes + LANES_PER_WORD - 1) // LANES_PER_WORD
+        self._w = array("Q", [0]) * self.words        # exact allocation (no growth slack)
+        self._bytes = sys.getsizeof(self._w)
 
     def wanted(self, population: int) -> int:
-        """The generation size ``population`` keys ask for."""
-        return min(max(PROBATION_GHOST_GENERATION * population, GHOST_MIN_IDS),
-                   GHOST_MAX_IDS)
+        """The lanes ``population`` keys ask for."""
+        return min(max(GHOST_LANES_PER_KEY * population, GHOST_MIN_IDS), GHOST_MAX_IDS)
 
-    # A blocked Bloom filter: an id sets 3 bits of ONE 64-bit word, the word chosen by the
-    # low 32 bits of its hash() (multiply-shift onto the filter), the bits by three 6-bit
-    # fields of the high 32.  One word read per filter and no loop: admit() runs once per
-    # new key.  With 16 bits per id a word holds about 4 ids, so a false positive (all 3
-    # bits set by others) is about 1 %.
+    # A bucket is one 64-bit word of four 16-bit lanes, chosen by the low 32 bits of the
+    # key's hash() (multiply-shift onto the table); a lane holds 15 bits of the hash's high
+    # half (never 0: 0 is an empty lane) and, in its top bit, whether the victim was on
+    # probation.  An add shifts the word left by a lane: each bucket is a FIFO of its last
+    # four ids.  A lookup compares the four lanes at once (the "has a zero lane" test of
+    # x ^ fingerprint): one word read, no loop.
 
-    def add(self, h: int) -> None:
-        """Remember the key whose ``hash()`` is ``h`` (``kernel.bloom_add_many`` is the
-        same bit rule compiled, for a batch: change both or neither).  Complexity: O(1) (a rotation,
-        once per ``generation`` adds, allocates one empty filter)."""
+    def add(self, h: int, tag: int = 0) -> None:
+        """Remember the key whose ``hash()`` is ``h``; ``tag`` 1: it was on probation
+        (``kernel.ghost_add_many`` is the same rule compiled, for a batch: change both or
+        neither).  Complexity: O(1)."""
         w = ((h & _LOW32) * self.words) >> 32
-        self._cur[w] |= (1 << ((h >> 32) & 63)) | (1 << ((h >> 38) & 63)) | \
-            (1 << ((h >> 44) & 63))
+        fp = (h >> 32) & _FP_MASK or 1
+        self._w[w] = ((self._w[w] << LANE_BITS) & _MASK64) | fp | (tag << 15)
         self.added += 1
-        self._n += 1
-        if self._n >= self.generation:
-            self._prev = self._cur
-            self._cur = self._empty()
-            self._n = 0
-            self.rotations += 1
 
-    def add_many(self, hashes, n: int) -> None:
-        """:meth:`add` of ``hashes[:n]`` (an array('q')), the bits set by the compiled
-        kernel (``kernel.bloom_add_many``, the same rule), rotating where :meth:`add`
-        would.  Complexity: O(n)."""
-        from .kernel import bloom_add_many
-        i = 0
-        while i < n:
-            k = min(n - i, self.generation - self._n)
-            bloom_add_many(self._cur, self.words, hashes[i:i + k] if i else hashes, k)
-            i += k
-            self.added += k
-            self._n += k
-            if self._n >= self.generation:
-                self._prev = self._cur
-                self._cur = self._empty()
-                self._n = 0
-                self.rotations += 1
+    def add_many(self, hashes, n: int, tag: int = 1) -> None:
+        """:meth:`add` of ``hashes[:n]`` (an array('q')), all with ``tag``, by the compiled
+        kernel (``kernel.ghost_add_many``, the same rule).  Complexity: O(n)."""
+        from .kernel import ghost_add_many
+        ghost_add_many(self._w, self.words, hashes, n, tag)
+        self.added += n
+
+    def lookup(self, h: int) -> int:
+        """0 if the key with ``hash()`` ``h`` is not in the ghost (its bucket's last four
+        ids), else BLEND_VICTIM or PROBATION_VICTIM (the newest matching lane's tag).
+        A false positive needs 15 equal bits in one of four lanes: about 4 / 32768.
+        Complexity: O(1)."""
+        w = ((h & _LOW32) * self.words) >> 32
+        word = self._w[w]
+        m = (word ^ (((h >> 32) & _FP_MASK or 1) * _ONES)) & _LOW15
+        found = (m - _ONES) & ~m & _HIGH          # the top bit of each matching lane (and
+        if not found:                             # maybe of lanes above one: never below)
+            return 0
+        low = (found & -found).bit_length() - 1   # the lowest (newest) matching lane's top bit
+        return PROBATION_VICTIM if (word >> low) & 1 else BLEND_VICTIM
 
     def __contains__(self, h: int) -> bool:
-        """Whether the key with ``hash()`` ``h`` was added within the last one to two
-        generations (or is a false positive).  Complexity: O(1)."""
-        w = ((h & _LOW32) * self.words) >> 32
-        bits = (1 << ((h >> 32) & 63)) | (1 << ((h >> 38) & 63)) | (1 << ((h >> 44) & 63))
-        return self._cur[w] & bits == bits or self._prev[w] & bits == bits
+        return self.lookup(h) != 0
 
     def memory_bytes(self) -> int:
-        """What CPython allocated for both filters (sys.getsizeof, taken at resize)."""
+        """What CPython allocated for the table (sys.getsizeof, taken at resize)."""
         return self._bytes

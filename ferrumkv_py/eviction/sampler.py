@@ -60,7 +60,7 @@ from .ahe_adaptive import (MIN_TURNOVER_MS, POINT_WEIGHT, TTL_URGENCY_HORIZON,
                            TTL_URGENCY_WEIGHT)
 from .lfu import LFU_COUNTER_MAX, MS_PER_MINUTE
 from .pool import EvictionPool
-from .probation import PROBATION_COUNTER, PROBATION_FIRST, PROBATION_IDLE_TURNOVERS
+from .probation import PROBATION_COUNTER, PROBATION_FIRST
 from ..values import LFU_INIT_VAL
 
 RANDOM_BUFFER_WORDS = 4096      # random words drawn from ks.rng per refill
@@ -213,7 +213,7 @@ class Sampler:
                 horizon = TTL_URGENCY_HORIZON * t
                 urgent = TTL_URGENCY_WEIGHT * (a + w)
                 inv_t = 1.0 / t
-                p_idle = PROBATION_IDLE_TURNOVERS * t if ctl.ghost is not None else -1.0
+                p_idle = ctl.p_turnovers * t if ctl.ghost is not None else -1.0
                 rk, ri, rc = ctl._rk, ctl._ridle, ctl._rcnt
                 fk, fi, fc = ctl._fk, ctl._fidle, ctl._fcnt
         elif mode == SCORE_CALL:

@@ -38,10 +38,12 @@ from sim import BUCKET, EVPOOL, _decayed, _pool_insert
 # parameter vector layout
 (P_SAMPLES, P_POOLMODE, P_THETA0, P_TMIN, P_TMAX, P_W, P_RECMODE, P_HBETA, P_DECAY,
  P_TTLP, P_TTLT, P_CTRL, P_DELTA, P_ETA, P_G, P_DIRMODE, P_HMODE, P_TRACE, P_PROB, P_PGHOST,
- P_GBOOST, P_GALL, P_RESTORE, P_NP) = range(24)
+ P_GBOOST, P_GALL, P_RESTORE, P_GBUCKET, P_PADAPT, P_NODUEL, P_PRHO, P_PRLO, P_PRKEEP, P_NP) = range(30)
 PROBATION_FIRST = 1.0e6     # score added to an expired probationary key: it leaves first
 
 CT_FIXED, CT_NEIGH, CT_EXTREME = 0, 1, 2
+RHO_MIN_BACK = 16.0         # (prho) returns of each kind a decision needs
+RHO_WARMUP = 8              # (prho) decisions (turnovers) before the first move
 
 
 def logit(a):
@@ -51,7 +53,7 @@ def logit(a):
 def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmode=0,
            hbeta=1.0 / 64, decay=0, ttlP=1.0, ttlT=1.0, ctrl=CT_NEIGH, delta=1.0,
            eta=0.02, G=2048, dirmode=0, hmode=0, trace=0, prob=-1.0, pghost=0.0, gboost=0,
-           gall=0, restore=0):
+           gall=0, restore=0, gbucket=0, padapt=0.0, noduel=0, prho=0.0, prlo=-1.0, prkeep=0.5):
     """``prob`` >= 0: probation (research/probation/README.md) -- a key not hit since its
     insertion and idle for more than ``prob`` turnovers is evicted first; ``pghost``: the
     ghost of keys evicted on probation holds ``pghost * C`` ids (re-inserted while there, a
@@ -75,12 +77,24 @@ def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmo
     p[P_G] = G
     p[P_DIRMODE] = dirmode
     p[P_HMODE] = hmode
-    p[P_TRACE] = trace     # > 0: stats[6:] = alpha every `trace` requests
+    p[P_TRACE] = trace     # > 0: stats[10:] = alpha every `trace` requests
     p[P_PROB] = prob
     p[P_PGHOST] = pghost
     p[P_GBOOST] = gboost     # a key found in the ghost starts at 5 + gboost
     p[P_GALL] = gall         # 1: every victim enters the ghost (not only probationary ones)
     p[P_RESTORE] = restore   # 1: a key found in the ghost gets back its counter at eviction
+    p[P_GBUCKET] = gbucket   # 1: (pghost < 0) the ghost is -pghost*C lanes in buckets of 4,
+    #                          each bucket a FIFO (the server's fingerprint ghost, exact ids)
+    p[P_PADAPT] = padapt     # > 0: the idle threshold moves in log space by this step: up
+    #                          when a probation victim returns, down when a blend victim does
+    p[P_NODUEL] = noduel     # 1: a probation victim starts no duel (the server's rule)
+    #                          (2: only while probation-first is on, see prho)
+ 
+    p[P_PRKEEP] = prkeep     # share of the counts kept at each decision
+    p[P_PRLO] = prho if prlo < 0 else prlo   # ... and on again below prlo (hysteresis)
+    p[P_PRHO] = prho         # > 0: probation-first is switched off while the return rate of
+    #                          probation victims exceeds prho x that of blend victims (rates
+    #                          per eviction of each kind, counts halved every C evictions)
     return p
 
 
@@ -120,7 +134,9 @@ def _blend(a, r, c, u, W, ttlP):
 def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     """Returns (hits, evictions, hit_per_bucket, alpha_per_bucket, stats).
 
-    stats = [duels, right, wrong, noinfo, mean H (in requests), updates] + (with p[P_TRACE] > 0)
+    stats = [duels, right, wrong, noinfo, mean H (in requests), updates, blend victims,
+    probation victims, blend victims back from the ghost, probation victims back] + (with
+    p[P_TRACE] > 0)
     alpha after every P_TRACE requests"""
     np.random.seed(seed)
     samples = int(p[P_SAMPLES])
@@ -147,6 +163,23 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     gall = int(p[P_GALL])
     restore = int(p[P_RESTORE])
     evcnt = np.zeros(nkeys, np.int32)
+    gbucket = int(p[P_GBUCKET])
+    padapt = p[P_PADAPT]
+    noduel = int(p[P_NODUEL])
+    nbk = max(ng // 4, 1)
+    gbk = np.full((nbk, 4), -1, np.int64)
+    evtag = np.zeros(nkeys, np.int8)
+    lp = math.log(p_prob) if p_prob > 0.0 else 0.0
+    lpmin = math.log(0.02)
+    lpmax = math.log(2.0)
+    prho = p[P_PRHO]
+    prlo = p[P_PRLO]
+    prkeep = p[P_PRKEEP]
+    p_on = p_prob
+    rc = np.zeros(4, np.float64)     # blend victims, probation victims, their returns
+    rc_n = 0
+    p_off_n = 0
+    ndec = 0
     gen_of = np.full(nkeys, -2, np.int64)
     gen = 0
     gen_n = 0
@@ -183,7 +216,7 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     d_aghost = np.zeros(max(G, 1), np.int8)
     cursor = 0
     trace = int(p[P_TRACE])
-    st = np.zeros(6 + (n // trace if trace > 0 else 0), np.float64)
+    st = np.zeros(10 + (n // trace if trace > 0 else 0), np.float64)
     H = -1.0
     Hsum = 0.0
     Hn = 0
@@ -341,7 +374,9 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                     else:
                         d_aghost[ws] = 1
                 # ---- duel creation
-                if ctrl != 0 and G > 0 and watch_slot[victim] < 0:
+                if ctrl != 0 and G > 0 and watch_slot[victim] < 0 and not (
+                        noduel >= 1 and p_prob >= 0.0 and prob[victim] == 1
+                        and (noduel == 1 or p_prob < 1e9)):
                     alt = -1
                     dd = 0.0
                     if ctrl == 1:
@@ -419,7 +454,32 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                         if cursor >= G:
                             cursor = 0
                         st[0] += 1
-                if grot and ng > 0 and (prob[victim] == 1 or gall == 1):
+                evtag[victim] = prob[victim]
+                st[6 + prob[victim]] += 1       # 6: blend victims, 7: probation victims
+                if prho > 0.0:
+                    rc[prob[victim]] += 1.0
+                    rc_n += 1
+                    if rc_n >= C:
+                        rc_n = 0
+                        ndec += 1
+                        if rc[0] > 0 and rc[1] > 0 and rc[2] >= RHO_MIN_BACK and \
+                                rc[3] >= RHO_MIN_BACK and ndec > RHO_WARMUP:
+                            rho = (rc[3] / rc[1]) / (rc[2] / rc[0])
+                            if rho > prho:
+                                p_prob = 1e18
+                            elif rho < prlo:
+                                p_prob = p_on
+                        for q in range(4):
+                            rc[q] *= prkeep
+                if p_prob > 1e9:
+                    p_off_n += 1
+                if grot and ng > 0 and gbucket == 1 and (prob[victim] == 1 or gall == 1):
+                    b = (victim * 2654435761) % nbk
+                    gbk[b, 3] = gbk[b, 2]
+                    gbk[b, 2] = gbk[b, 1]
+                    gbk[b, 1] = gbk[b, 0]
+                    gbk[b, 0] = victim
+                elif grot and ng > 0 and (prob[victim] == 1 or gall == 1):
                     evcnt[victim] = cnt[victim]
                     gen_of[victim] = gen
                     gen_n += 1
@@ -449,7 +509,25 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
             ldt[k] = now_min
             last[k] = now
             if grot:
-                ing = ng > 0 and gen_of[k] >= gen - 1
+                if gbucket == 1:
+                    b = (k * 2654435761) % nbk
+                    ing = ng > 0 and (gbk[b, 0] == k or gbk[b, 1] == k or gbk[b, 2] == k
+                                      or gbk[b, 3] == k)
+                else:
+                    ing = ng > 0 and gen_of[k] >= gen - 1
+                if ing:
+                    st[8 + evtag[k]] += 1       # 8: blend victims back, 9: probation's
+                    rc[2 + evtag[k]] += 1.0
+                if ing and padapt > 0.0 and p_prob > 0.0:
+                    if evtag[k] == 1:
+                        lp += padapt
+                    else:
+                        lp -= padapt
+                    if lp < lpmin:
+                        lp = lpmin
+                    if lp > lpmax:
+                        lp = lpmax
+                    p_prob = math.exp(lp)
                 prob[k] = 1 if p_prob >= 0.0 and not ing else 0
                 if ing:
                     cnt[k] = 5 + gboost
@@ -463,9 +541,10 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                 expat[k] = np.inf
         ab[i // BUCKET] += alpha
         if trace > 0 and (i + 1) % trace == 0:
-            st[6 + i // trace] = alpha
+            st[10 + i // trace] = alpha
     for b in range(nb):
         m = min(BUCKET, n - b * BUCKET)
         ab[b] /= m
     st[4] = (Hsum / max(Hn, 1)) * R / 1000.0
+    st[3] = p_off_n / max(evictions, 1)     # (prho) share of evictions with probation off
     return hits, evictions, hb, ab, st

@@ -76,7 +76,7 @@ def task(args):
         ph = RUN.phase_stats(w["phases"], hb, ab, len(w["keys"]))
         if len(st) > 6 and w.get("events"):
             # peak alpha inside each burst window, mean alpha elsewhere by phase name
-            tr = int(kw.get("trace")); a_t = np.asarray(st[6:])
+            tr = int(kw.get("trace")); a_t = np.asarray(st[10:])
             peaks = [float(a_t[a0 // tr:max(b0 // tr, a0 // tr + 1)].max())
                      for ev_name, a0, b0 in w["events"] if ev_name == "burst"]
             st = np.asarray(st[:6])

@@ -165,25 +165,29 @@ def test_kernel_victims_match_the_reference(mode, vol, seed):
         assert sum(ages) / len(ages) > 1.3 * mean_age
 
 
-@pytest.mark.parametrize("probation", [False, True])
+@pytest.mark.parametrize("probation", [False, True, "loose"])
 @pytest.mark.parametrize("seed", [5, 6, 7])
 def test_adaptive_picks_are_the_controllers_own(probation, seed):
     """MODE_ADAPT: the scores and the two picks handed to on_evict equal what the adaptive
     controller's scores() finds among the same candidates, with probation (a third of the
     keys at PROBATION_COUNTER) and without."""
-    from ferrumkv_py.eviction.ahe_adaptive import AdaptiveController
+    from ferrumkv_py.eviction.ahe_adaptive import AdaptiveController, adaptive_score
     from ferrumkv_py.eviction.probation import PROBATION_COUNTER, PROBATION_IDLE_TURNOVERS
     ks, db = make_db(seed, vol_share=0.0)
     if probation:
         for s in range(0, len(db.keys), 3):
             if db.keys[s] is not None:
                 db.lfu[s] = PROBATION_COUNTER
-    ctl = AdaptiveController(ks, AheSettings(probation=probation))
+    ctl = AdaptiveController(ks, AheSettings(probation=bool(probation)))
     ctl.turnover_ms = 50_000.0
+    idle_turnovers = PROBATION_IDLE_TURNOVERS
+    if probation == "loose":                 # probation-first switched off (probation.py)
+        from ferrumkv_py.eviction.probation import PROBATION_LOOSE
+        ctl.p_turnovers = idle_turnovers = PROBATION_LOOSE
     t, a = ctl.turnover_ms, ctl.alpha
     w = (1.0 - a) * C.POINT_WEIGHT
     fp = array("d", [a / t, w, C.TTL_URGENCY_HORIZON * t, C.TTL_URGENCY_WEIGHT * (a + w),
-                     PROBATION_IDLE_TURNOVERS * t if probation else -1.0, 1.0 / t])
+                     idle_turnovers * t if probation else -1.0, 1.0 / t])
     state0 = 99
     ip = array("q", [0] * K.N_IPARAMS)
     ip[K.I_NOW], ip[K.I_SAMPLES], ip[K.I_LIVE], ip[K.I_WANT] = NOW, 5, len(db), 1
@@ -208,9 +212,14 @@ def test_adaptive_picks_are_the_controllers_own(probation, seed):
     (rdb, rs), (fdb, fs) = ctl._rk, ctl._fk
     assert list(picks[:K.N_PICK_COLS]) == [rs, ctl._ridle, ctl._rcnt, fs, ctl._fidle,
                                           ctl._fcnt]
+    if probation:
+        # the reference scorer (ahe_adaptive.adaptive_score) gives the same scores
+        ref = [adaptive_score(a, NOW - db.lru[x], db.lfu[x], None, t, probation=True,
+                              idle_turnovers=idle_turnovers) for x in slots]
+        assert ref == pytest.approx(scores, rel=1e-12)
     if probation:       # the sampled keys on probation and idle past the threshold lead
         late = [x for x in slots if db.lfu[x] == PROBATION_COUNTER
-                and NOW - db.lru[x] > PROBATION_IDLE_TURNOVERS * t]
+                and NOW - db.lru[x] > idle_turnovers * t]
         if late:
             assert db.lfu[victim] == PROBATION_COUNTER
             assert victim == max(late, key=lambda x: NOW - db.lru[x])

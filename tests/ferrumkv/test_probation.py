@@ -1,4 +1,4 @@
-"""Probation for AHE-adaptive (eviction/probation.py): the ghost's Bloom pair, the counter
+"""Probation for AHE-adaptive (eviction/probation.py): the fingerprint ghost, the counter
 that marks probation, the controller's admit / evict rules, and the live server's config,
 INFO and hit rate on a stream of one-hit wonders."""
 
@@ -27,39 +27,70 @@ def keys(n, seed, tag=b"k"):
 # ---- the ghost ----
 
 def test_ghost_remembers_what_it_was_given_and_few_others():
-    g = P.ProbationGhost(1_000)                  # generation 2,000 ids
-    assert g.generation == P.PROBATION_GHOST_GENERATION * 1_000
-    given, others = keys(2_000, 1), keys(20_000, 2, b"o")
-    for k in given[:1_999]:                      # one short of a rotation
+    g = P.ProbationGhost(1_000)                  # 3,000 lanes in 750 buckets of four
+    assert g.lanes == P.GHOST_LANES_PER_KEY * 1_000 and g.words == 750
+    given, others = keys(600, 1), keys(20_000, 2, b"o")
+    for k in given:                              # few enough that no bucket overflows
         g.add(hash(k))
-    assert g.rotations == 0
-    assert all(hash(k) in g for k in given[:1_999])          # no false negatives
+    kept = sum(hash(k) in g for k in given) / len(given)
+    assert kept > 0.99                           # a bucket drops only its fifth-last id
     fp = sum(hash(k) in g for k in others) / len(others)
-    assert fp < 0.02                             # ~1 % at 16 bits per id, 3 bits a word
+    assert fp < 0.002                            # 15-bit fingerprints: ~ 4 / 32768 per probe
 
 
-def test_ghost_rotation_keeps_one_to_two_generations():
-    g = P.ProbationGhost(100)                    # generation 200 ids
-    gen = g.generation
-    old, mid, new = keys(gen, 3, b"a"), keys(gen, 4, b"b"), keys(gen // 2, 5, b"c")
-    for k in old + mid + new:
-        g.add(hash(k))
-    assert g.rotations == 2
-    assert all(hash(k) in g for k in mid + new)  # the last one to two generations stay
-    forgotten = sum(hash(k) not in g for k in old)
-    assert forgotten > 0.85 * len(old)           # the oldest generation was cleared
-    g.resize(100)
-    assert not any(hash(k) in g for k in new)    # a resize forgets everything
+def test_ghost_bucket_is_a_fifo_of_four_with_tags():
+    g = P.ProbationGhost(1)                      # GHOST_MIN_IDS lanes
+    w = g.words
+    # hashes in the same bucket (low 32 bits 0) with distinct fingerprints
+    hs = [(fp << 32) for fp in (1, 2, 3, 4, 5)]
+    for n, h in enumerate(hs):
+        g.add(h, n % 2)
+    assert g.lookup(hs[0]) == 0                  # pushed out by four newer ids
+    assert [g.lookup(h) for h in hs[1:]] == [P.PROBATION_VICTIM, P.BLEND_VICTIM,
+                                             P.PROBATION_VICTIM, P.BLEND_VICTIM]
+    g.add(hs[2], 1)                              # the newest lane's tag wins
+    assert g.lookup(hs[2]) == P.PROBATION_VICTIM
+    assert g.lookup(hs[1]) == 0
+    # a fingerprint of 0 is stored as 1 (0 marks an empty lane): it matches that one only
+    z = P.ProbationGhost(1)
+    assert z.lookup(0) == 0 and z.lookup(1 << 32) == 0
+    z.add(0)
+    assert z.lookup(0) == P.BLEND_VICTIM and z.lookup(1 << 32) == P.BLEND_VICTIM
+    assert z.lookup(2 << 32) == 0
+    assert g.words == w
+    g.resize(1)
+    assert not any(h in g for h in hs)          # a resize forgets everything
+
+
+def test_ghost_lookup_matches_a_lane_by_lane_reference():
+    rnd = random.Random(5)
+    g = P.ProbationGhost(16)
+    ref = [[] for _ in range(g.words)]           # newest first, (fingerprint, tag)
+    for _ in range(3_000):
+        h = rnd.getrandbits(64) - (1 << 63)
+        if rnd.random() < 0.3:                   # collide on purpose: a known fingerprint
+            h = (h & ~0xFFFF_FFFF) | rnd.getrandbits(32)
+        if rnd.random() < 0.5:
+            t = rnd.getrandbits(1)
+            g.add(h, t)
+            w = ((h & 0xFFFF_FFFF) * g.words) >> 32
+            ref[w] = [(((h >> 32) & 0x7FFF) or 1, t)] + ref[w][:3]
+        w = ((h & 0xFFFF_FFFF) * g.words) >> 32
+        fp = ((h >> 32) & 0x7FFF) or 1
+        want = next((P.PROBATION_VICTIM if t else P.BLEND_VICTIM
+                     for f, t in ref[w] if f == fp), 0)
+        assert g.lookup(h) == want
 
 
 def test_ghost_memory_is_what_cpython_allocated_and_bounded():
     for pop in (0, 10, 1_000, 123_457):
         g = P.ProbationGhost(pop)
-        assert g.memory_bytes() == sys.getsizeof(g._cur) + sys.getsizeof(g._prev)
-        # 2 generations x BLOOM_BITS_PER_ID bits: 8 bytes per candidate key (+ headers)
-        assert g.memory_bytes() <= 8 * max(pop, P.GHOST_MIN_IDS) + 2 * 8 + 2 * 100
+        assert g.memory_bytes() == sys.getsizeof(g._w)
+        # GHOST_LANES_PER_KEY 16-bit lanes: 6 bytes per candidate key (+ header)
+        assert g.memory_bytes() <= 2 * P.GHOST_LANES_PER_KEY * max(pop, P.GHOST_MIN_IDS) \
+            + 8 + 100
     huge = P.ProbationGhost(10 ** 9)             # only the size is computed: no 4 GB
-    assert huge.generation == P.GHOST_MAX_IDS
+    assert huge.lanes == P.GHOST_MAX_IDS
 
 
 def test_ghost_takes_negative_and_large_hashes():
@@ -129,6 +160,86 @@ def test_victims_go_to_the_ghost_and_return_off_probation_with_a_boost():
     ctl._check()
 
 
+def test_returns_are_counted_by_the_kind_of_victim():
+    ks, db, ctl = make(n=100)
+    s = db.find(b"fill:1")                       # a probation victim
+    ctl.on_evict(db, s, NOW)
+    db.unlink(s)
+    t = db.find(b"fill:2")                       # a blend victim (off probation)
+    db.lfu[t] = 9
+    ctl.on_evict(db, t, NOW)
+    db.unlink(t)
+    assert (ctl._ev_prob, ctl._ev_blend) == (1, 1)
+    db.add(b"fill:1", b"v")
+    assert (ctl._back_prob, ctl._back_blend) == (1, 0)
+    db.add(b"fill:2", b"v")
+    assert (ctl._back_prob, ctl._back_blend) == (1, 1)
+
+
+def test_the_switch_turns_probation_first_off_and_on_with_hysteresis():
+    ks, db, ctl = make(n=10)
+    t = 10_000.0
+    ctl.turnover_ms = t
+    s = db.find(b"fill:3")
+    db.lru[s] = NOW - 2_000                      # on probation, idle 0.2 turnover
+    strict = ctl.scores(db, [s], NOW)[0]
+    assert strict > P.PROBATION_FIRST
+    # probation victims come back 4 times as often per eviction as blend victims: off,
+    # but not in the first RHO_WARMUP decisions (a cold cache's rho says nothing)
+    for _ in range(P.RHO_WARMUP):
+        ctl._ev_prob, ctl._back_prob, ctl._ev_blend, ctl._back_blend = \
+            1000.0, 400.0, 400.0, 40.0
+        ctl._switch()
+        assert ctl.p_turnovers == P.PROBATION_IDLE_TURNOVERS
+    ctl._ev_prob, ctl._back_prob, ctl._ev_blend, ctl._back_blend = 1000.0, 400.0, 400.0, 40.0
+    ctl._switch()
+    assert ctl.p_turnovers == P.PROBATION_LOOSE and ctl.probation_switches == 1
+    k = P.RHO_KEEP
+    assert (ctl._ev_prob, ctl._back_prob, ctl._ev_blend, ctl._back_blend) == \
+        (1000.0 * k, 400.0 * k, 400.0 * k, 40.0 * k)     # the counts shrink
+    loose = ctl.scores(db, [s], NOW)[0]
+    assert loose < P.PROBATION_FIRST             # the blend alone scores it now
+    assert loose == adaptive_score(ctl.alpha, 2_000, P.PROBATION_COUNTER, None, t,
+                                   probation=True, idle_turnovers=P.PROBATION_LOOSE)
+    # between RHO_ON and RHO_OFF nothing moves (hysteresis) ...
+    ctl._ev_prob, ctl._back_prob, ctl._ev_blend, ctl._back_blend = 1000.0, 150.0, 400.0, 40.0
+    ctl._switch()
+    assert ctl.p_turnovers == P.PROBATION_LOOSE
+    # ... below RHO_ON probation-first is back
+    ctl._ev_prob, ctl._back_prob, ctl._ev_blend, ctl._back_blend = 1000.0, 50.0, 400.0, 40.0
+    ctl._switch()
+    assert ctl.p_turnovers == P.PROBATION_IDLE_TURNOVERS and ctl.probation_switches == 2
+    # too little evidence (fewer than RHO_MIN_BACK returns of a kind): no move
+    for bb, bp in ((0.0, 900.0), (P.RHO_MIN_BACK - 1, 900.0), (400.0, P.RHO_MIN_BACK - 1)):
+        ctl._ev_prob, ctl._back_prob, ctl._ev_blend, ctl._back_blend = 1000.0, bp, 4000.0, bb
+        ctl._switch()
+        assert ctl.p_turnovers == P.PROBATION_IDLE_TURNOVERS
+    assert ctl.probation_decisions == 6 + P.RHO_WARMUP and ctl.probation_off_decisions == 2
+    ctl._check()
+
+
+def test_loose_probation_victims_start_duels():
+    """While probation-first is off the blend chose a probationary victim: its duel starts
+    (while on, it starts none)."""
+    started = {}
+    for loose in (False, True):
+        ks, db, ctl = make(n=50)
+        ctl.turnover_ms = 10_000.0
+        if loose:
+            ctl.p_turnovers = P.PROBATION_LOOSE
+        slots = [db.find(b"fill:%d" % i) for i in range(5)]
+        for i, s in enumerate(slots):
+            db.lru[s] = NOW - 1_000 * (i + 1)
+        for s in slots[:4]:                      # frequency's pick differs from recency's
+            db.lfu[s] = 2
+        v = slots[4]                             # the idlest, on probation: recency's pick
+        ctl.scores(db, slots, NOW)
+        ctl.on_evict(db, v, NOW)
+        started[loose] = ctl.duels
+        ctl._check()
+    assert started == {False: 0, True: 1}
+
+
 def test_probation_off_leaves_counters_and_ghost_alone():
     ks, db, ctl = make(probation=False, n=10)
     assert ctl.ghost is None and ks.admit_hook is None
@@ -154,12 +265,13 @@ def test_config_info_and_object_freq(make_server):
         assert r.object("freq", "fresh") == LFU_INIT_VAL
         mem = r.info("memory")
         assert mem["ahe_probation"] == "yes"
-        assert mem["ahe_probation_ghost_generation"] >= P.GHOST_MIN_IDS
+        assert mem["ahe_probation_ghost_ids"] >= P.GHOST_MIN_IDS
+        assert mem["ahe_probation_first"] == "yes"
         r.config_set("ahe-probation", "no")
         r.set("other", "v")
         assert r.object("freq", "other") == LFU_INIT_VAL
         mem = r.info("memory")
-        assert mem["ahe_probation"] == "no" and mem["ahe_probation_ghost_generation"] == 0
+        assert mem["ahe_probation"] == "no" and mem["ahe_probation_ghost_ids"] == 0
         with pytest.raises(redis.ResponseError, match="argument must be 'yes' or 'no'"):
             r.config_set("ahe-probation", "maybe")
         assert r.config_get("ahe-probation") == {"ahe-probation": "no"}
@@ -215,20 +327,22 @@ def test_one_hit_wonders_leave_first_on_the_live_server(make_server):
     assert once_on < once_off - 0.05, (once_on, once_off)    # measured: 0.40 against 0.51
 
 
-def test_add_many_sets_the_same_bits_and_rotates_like_add():
+def test_add_many_sets_the_same_lanes_as_add():
     from array import array
-    one, many = P.ProbationGhost(40), P.ProbationGhost(40)       # generation 80 ids
+    one, many = P.ProbationGhost(40), P.ProbationGhost(40)
     rnd = random.Random(3)
-    hashes = [hash(rnd.randbytes(9)) for _ in range(500)]
+    hashes = [hash(rnd.randbytes(9)) for _ in range(500)] + [0, -1, 1 << 32, -(1 << 63)]
     for h in hashes:
-        one.add(h)
+        one.add(h, 1)
     i = 0
-    for size in (1, 7, 79, 80, 81, 200, 52):                     # batches across rotations
-        many.add_many(array("q", hashes[i:i + size]), size)
+    for size in (1, 7, 79, 80, 81, 200, 56):
+        many.add_many(array("q", hashes[i:i + size]), size, 1)
         i += size
     assert i == len(hashes)
-    assert (one._cur, one._prev, one._n, one.rotations, one.added) == \
-        (many._cur, many._prev, many._n, many.rotations, many.added)
+    assert (one._w, one.added) == (many._w, many.added)
+    zero = P.ProbationGhost(40)
+    zero.add_many(array("q", hashes[:3]), 3, 0)
+    assert all(zero.lookup(h) == P.BLEND_VICTIM for h in hashes[:3])
 
 
 def _twin(seed):
@@ -271,7 +385,7 @@ def test_evicted_batch_leaves_the_controller_as_evicted_one_by_one():
                  "recency_wins", "frequency_wins", "undecided"):
         assert getattr(one, name) == getattr(batch, name), name
     assert one.probation_evicted == on_probation > 20 and one.duels > 10
-    assert (one.ghost._cur, one.ghost._n) == (batch.ghost._cur, batch.ghost._n)
+    assert one.ghost._w == batch.ghost._w
     assert list(one._vh) == list(batch._vh) and list(one._state) == list(batch._state)
     one._check()
     batch._check()
