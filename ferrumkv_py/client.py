@@ -199,12 +199,13 @@ class Client(asyncio.Protocol, ClientState):
         self.check_output_limits(extra_bytes)
 
     def write_now(self, frames) -> None:
-        """Write this client's unsent output, then ``frames``, now rather than at the
-        round's flush: an early write of big replies, a close, a reply sent while a busy
-        script holds the loop.  Dropped after an output-limit abort.  O(bytes)."""
+        """Write this client's unsent output, then ``frames``: at the round's flush
+        (``Server.flush_writes``), or now, ahead of it: an early write of big replies, a
+        close, a reply sent while a busy script holds the loop.  Dropped after an
+        output-limit abort.  O(bytes)."""
         unsent, self.unsent = self.unsent, None
         if unsent:
-            frames = unsent + list(frames)
+            frames = unsent + list(frames) if frames else unsent
         if frames and not self.aborted:
             data = b"".join(frames)
             self.server.stats.net_output_bytes += len(data)

@@ -305,15 +305,13 @@ class Server:
         if tracking.bcast_dirty:
             tracking.broadcast()
         clients, self.write_clients = self.write_clients, []
-        stats = self.stats
         for c in clients:
             if c is None:      # Tracking's "broadcast pending" marker
                 continue
-            unsent, c.unsent = c.unsent, None
-            if unsent and not c.closing and c.transport is not None:
-                data = b"".join(unsent) if len(unsent) > 1 else unsent[0]
-                stats.net_output_bytes += len(data)
-                c.transport.write(data)
+            if c.closing or c.transport is None:
+                c.unsent = None             # a closed client's output is dropped
+            elif c.unsent:
+                c.write_now(())
                 if c.obuf_soft_since is not None or c.transport.get_write_buffer_size():
                     c.check_output_limits()   # a client that does not read
 
