@@ -270,3 +270,45 @@ def test_cron_replays_in_slices_between_client_reads(mode):
     assert numbers(sliced) == numbers(whole)
     whole_server.shadow.close()
     sliced_server.shadow.close()
+
+
+def test_kernels_compile_when_the_shadow_starts_not_in_a_replay():
+    """A fresh process: creating the shadow compiles (or loads) every kernel a replay calls,
+    for the very argument types a replay passes, so the cron's first replay compiles nothing
+    (cold, that took ~8 s on the event loop while clients waited)."""
+    script = """
+import json
+from litehit import kernel, keyhash, batchprep
+from ferrumkv_py.config import Config
+from ferrumkv_py.server import Server
+from ferrumkv_py import shadow
+
+def compiled():
+    out = {}
+    for mod in (kernel, keyhash, batchprep):
+        for name, f in vars(mod).items():
+            if hasattr(f, "signatures") and f.__module__ == mod.__name__:
+                out[mod.__name__ + "." + name] = len(f.signatures)
+    return out
+
+before = compiled()
+cfg = Config()
+cfg.set("litehit-shadow", "yes")
+server = Server(cfg)
+started = compiled()
+sh = server.shadow
+for k, flag in [(b"a", 0), (b"b", shadow.FLAG_WRITE), (b"a", 1), (b"c", 0), (b"b", 1)] * 50:
+    sh.keys.append(k)
+    sh.flags.append(flag)
+sh.consume()
+dict(server_info=sh.info_fields())
+print(json.dumps([before, started, compiled(), sh.requests]))
+"""
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300, check=True)
+    before, started, replayed, requests = json.loads(out.stdout.strip().splitlines()[-1])
+    assert requests == 200
+    assert not any(before.values())
+    assert started["litehit.kernel.process_batch"] >= 1
+    assert started["litehit.keyhash._fnv1a_batch"] >= 1
+    assert replayed == started
