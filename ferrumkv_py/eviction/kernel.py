@@ -256,6 +256,41 @@ def ghost_add_many(words_arr, words, hashes, n, tag):
         words_arr[w] = (words_arr[w] << sixteen) | np.uint64(fp) | t
 
 
+@njit(cache=True)
+def probation_run(lfu, victims, start, n, hashes, room, words_arr, words, tab, mask, vh, ah):
+    """The common case of ``AdaptiveController.evicted_batch``, compiled: from victim
+    ``start`` on, every victim on probation (``lfu`` PROBATION_COUNTER) while the block has
+    ``room`` left and whose hash is in no duel goes into the ghost (tag 1, in order: the
+    buckets are FIFOs).  Returns the index of the first victim that needs Python (not on
+    probation, the block full, or a duel's key: its 32-bit hash is in the duel index
+    ``tab`` / ``vh`` / ``ah``, probed as ``AdaptiveController._find`` does), or ``n``.
+    Complexity: O(victims) plus the index's probes (load <= 1/2)."""
+    sixteen = np.uint64(16)
+    t = np.uint64(1 << 15)
+    i = start
+    while i < n:
+        if lfu[victims[i]] != PROBATION_COUNTER or room <= 0:
+            return i
+        h = hashes[i]
+        h32 = h & 0xFFFFFFFF
+        c = h32 & mask
+        cell = tab[c]
+        while cell:
+            code = cell - 1
+            if (ah[code >> 1] if code & 1 else vh[code >> 1]) == h32:
+                return i
+            c = (c + 1) & mask
+            cell = tab[c]
+        w = (h32 * words) >> 32
+        fp = (h >> 32) & 0x7FFF
+        if fp == 0:
+            fp = 1
+        words_arr[w] = (words_arr[w] << sixteen) | np.uint64(fp) | t
+        room -= 1
+        i += 1
+    return n
+
+
 def warm() -> None:
     """Compile (or load from numba's cache) the kernel for the argument types the Evictor
     passes, so that the first eviction does not pay for it.  Complexity: O(1) after the
@@ -269,3 +304,5 @@ def warm() -> None:
                  array("q", [0]), array("Q", [1]), one, array("q", [0]), array("q", [0]),
                  array("q", [0]), array("q", [0] * N_PICK_COLS))
     ghost_add_many(array("Q", [0]), 1, array("q", [0]), 1, 1)
+    probation_run(array("B", [0]), array("q", [0]), 0, 1, array("q", [0]), 1,
+                  array("Q", [0]), 1, array("H", [0]), 0, array("I", [0]), array("I", [0]))

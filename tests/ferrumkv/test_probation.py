@@ -359,14 +359,24 @@ def _twin(seed):
     return ks, db, ctl
 
 
-def test_evicted_batch_leaves_the_controller_as_evicted_one_by_one():
+@pytest.mark.parametrize("block_left, later_picks", [(None, False), (40, False), (None, True),
+                                                     (3, True)])
+def test_evicted_batch_leaves_the_controller_as_evicted_one_by_one(block_left, later_picks):
+    """The batch (runs of probation victims compiled, kernel.probation_run) against
+    evicted() per victim.  ``block_left``: evictions left in the turnover block, so that
+    the block ends inside the batch; ``later_picks``: every victim's picks are later
+    victims, so that duels start on keys the batch then evicts (probation victims that
+    are duel keys stop the compiled run)."""
     from array import array
-    from ferrumkv_py.eviction.ahe_adaptive import N_PICK_COLS
+    from ferrumkv_py.eviction.ahe_adaptive import EVICTIONS_PER_BLOCK, N_PICK_COLS
     rnd = random.Random(9)
     slots = rnd.sample(range(300), 120)
     picks = array("q", [0] * (120 * N_PICK_COLS))
     for i in range(120):                          # picks: another key each, or none
-        r, f = rnd.sample(range(300), 2)
+        if later_picks and i < 110:
+            r, f = rnd.sample(slots[i + 1:], 2)
+        else:
+            r, f = rnd.sample(range(300), 2)
         row = i * N_PICK_COLS
         if rnd.random() < 0.8:
             picks[row:row + N_PICK_COLS] = array("q", [r, 40_000, 9, f, 10, 5])
@@ -374,6 +384,12 @@ def test_evicted_batch_leaves_the_controller_as_evicted_one_by_one():
             picks[row:row + N_PICK_COLS] = array("q", [-1, -1, 256, -1, -1, 256])
     ks1, db1, one = _twin(4)
     ks2, db2, batch = _twin(4)
+    if block_left is not None:
+        one._blk_n = batch._blk_n = EVICTIONS_PER_BLOCK - block_left
+    duel_keys = []
+    real = batch._duel_key_evicted
+    batch._duel_key_evicted = lambda db, key, h, last: duel_keys.append(key) or \
+        real(db, key, h, last)
     on_probation = sum(db1.lfu[s] == P.PROBATION_COUNTER for s in slots)
     for i, s in enumerate(slots):
         row = i * N_PICK_COLS
@@ -381,11 +397,13 @@ def test_evicted_batch_leaves_the_controller_as_evicted_one_by_one():
         one.evicted(db1, s, NOW, db1 if rs >= 0 else None, rs, picks[row + 1],
                     picks[row + 2], db1, picks[row + 3], picks[row + 4], picks[row + 5])
     batch.evicted_batch(db2, array("q", slots), len(slots), picks, NOW)
-    for name in ("probation_evicted", "duels", "active", "theta", "_blk_n",
-                 "recency_wins", "frequency_wins", "undecided"):
+    for name in ("probation_evicted", "duels", "active", "theta", "_blk_n", "turnover_ms",
+                 "recency_wins", "frequency_wins", "undecided", "ghost_entries"):
         assert getattr(one, name) == getattr(batch, name), name
     assert one.probation_evicted == on_probation > 20 and one.duels > 10
-    assert one.ghost._w == batch.ghost._w
+    assert one.ghost._w == batch.ghost._w and one.ghost.added == batch.ghost.added
     assert list(one._vh) == list(batch._vh) and list(one._state) == list(batch._state)
+    if later_picks:       # probation victims met as duel keys, in Python
+        assert sum(db2.lfu[db2.find(k)] == P.PROBATION_COUNTER for k in duel_keys) >= 3
     one._check()
     batch._check()
