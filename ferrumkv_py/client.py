@@ -56,6 +56,22 @@ _BULK_PREFIX = tuple(b"$%d\r\n" % n for n in range(BULK_PREFIXES))
 # reply (timeit), for the 0 / 1 of SADD, HSET, ZADD, DEL, EXISTS and INCR's small counters.
 INT_REPLIES = 1024
 _INT_REPLY = tuple(b":%d\r\n" % n for n in range(INT_REPLIES))
+_NO_INLINE: dict = {}           # Client.inline while every command must take call()
+_inline_tables: dict = {}       # id(dispatch table) -> (table, its size, inline table)
+
+
+def inline_table(commands: dict) -> dict:
+    """The commands of the dispatch table ``commands`` the dispatcher may run inline: those
+    without subcommands (a container command such as CONFIG takes :meth:`Client.call`,
+    which finds the subcommand).  Cached per table; rebuilt when commands were registered
+    since.  Complexity: O(commands) once per table, then O(1)."""
+    table, size, inline = _inline_tables.get(id(commands), (None, -1, None))
+    if table is not commands or size != len(commands):
+        inline = {k: v for k, v in commands.items() if not v.subcommands}
+        _inline_tables[id(commands)] = (commands, len(commands), inline)
+    return inline
+
+
 BIG_REPLY_BYTES = 1024          # replies this long count toward the output limits early
 DEFAULT_HIGH_WATER_BYTES = 64 * 1024   # asyncio's write-buffer high-water mark
 
@@ -77,13 +93,14 @@ class Client(asyncio.Protocol, ClientState):
         self.obuf_big = 0            # large-reply bytes since the last early write
         self._count = server.stats.pending.append   # Stats.flush counts them per read
         self.user = server.acl.default    # ACL user (acl.py)
+        self.commands = acl.dispatch_table(self.user, COMMANDS)   # the inline path's table
+        self.inline = _NO_INLINE          # refresh_inline(), whenever what it reads changes
         self.authenticated = not server.acl.auth_required()
         self.transport = None
         self.addr = "?:0"
         self.laddr = "?:0"
         self.slow_path = server.ops.slow_all or not self.user.fast   # MONITOR / CLIENT
         #   PAUSE on, or an ACL-limited user: every command takes call()
-        self.commands = acl.dispatch_table(self.user, COMMANDS)   # the inline path's table
 
     @property
     def authenticated(self) -> bool:
@@ -93,6 +110,20 @@ class Client(asyncio.Protocol, ClientState):
     def authenticated(self, value: bool) -> None:
         # Before AUTH, Redis 7 limits frames to 10 arguments of 16 KiB (the reader knows).
         self.reader.unauth = not value
+        self.refresh_inline()
+
+    def refresh_inline(self) -> None:
+        """Set ``inline``, the table the dispatcher looks a command name up in first: the
+        client's commands without subcommands (``inline_table``), or none at all while the
+        client is in MULTI, on the slow path or not authenticated, so that one failed lookup
+        sends every command to :meth:`call`.  Called by the setters of ``multi``,
+        ``slow_path`` and ``authenticated`` and after ``commands`` changes: the table is
+        always current, even for the next command of the same read.  Complexity: O(1)
+        (``inline_table`` caches)."""
+        if self._multi is not None or self._slow_path or self.reader.unauth:
+            self.inline = _NO_INLINE
+        else:
+            self.inline = inline_table(self.commands)
 
     # ---- asyncio.Protocol ----
 
@@ -266,13 +297,11 @@ class Client(asyncio.Protocol, ClientState):
                 # Evictor.refresh_room_limit's bound).  Anything else
                 # takes call(), which words the errors (SET -P 16 -9% CPU per command,
                 # GET -P 16 -11%: bench/server_bench.py --parts dispatch).
-                spec = commands.get(argv[0])
-                if (spec is None or spec.subcommands or self.multi is not None
-                        or reader.unauth or self.slow_path
+                spec = self.inline.get(argv[0])     # None in MULTI, unauthenticated ...
+                if (spec is None
                         or ((len(argv) != spec.arity) if spec.arity > 0
                             else (len(argv) < -spec.arity))
-                        or (spec.denyoom and server.maxmemory
-                            and server.ks.used_memory > server.room_limit
+                        or (spec.denyoom and ks.used_memory > server.room_limit
                             and not server.evictor.make_room())):
                     r = self.call(argv)
                     t_prev = _perf_ns()         # run() timed the command itself
@@ -677,10 +706,10 @@ class Client(asyncio.Protocol, ClientState):
         cls = "pubsub" if subscribed else "normal"
         if cls != self.obuf_class:      # client-output-buffer-limit's class (limits.py)
             self.set_obuf_class(cls)
+        self.commands = acl.dispatch_table(self.user, COMMANDS)
         self.slow_path = (subscribed or self.tracking is not None
                           or self.reply_gate is not None or self.server.ops.slow_all
-                          or not self.user.fast)
-        self.commands = acl.dispatch_table(self.user, COMMANDS)
+                          or not self.user.fast)         # (refreshes ``inline`` too)
 
     def leave_events(self) -> None:
         """RESET / disconnect: drop every subscription and the tracking state."""

@@ -18,6 +18,34 @@ import time
 class ClientState:
     """What a command sees of its client (``c.db``, ``c.proto``, ``c.name`` ...)."""
 
+    # ``multi`` and ``slow_path`` are properties: setting either tells the connection's
+    # dispatcher (``Client.refresh_inline``), whose inline table is empty while the client
+    # is in MULTI or on the slow path.
+
+    @property
+    def multi(self):
+        """The commands queued since MULTI (a list), or None outside a transaction."""
+        return self._multi
+
+    @multi.setter
+    def multi(self, value) -> None:
+        self._multi = value
+        self.refresh_inline()
+
+    @property
+    def slow_path(self) -> bool:
+        """Every command takes the dispatcher's full path (``Client.call``): subscribed,
+        tracking, CLIENT REPLY, MONITOR / CLIENT PAUSE on, or an ACL-limited user."""
+        return self._slow_path
+
+    @slow_path.setter
+    def slow_path(self, value: bool) -> None:
+        self._slow_path = value
+        self.refresh_inline()
+
+    def refresh_inline(self) -> None:
+        """A script's client has no dispatcher of its own: nothing to refresh."""
+
     def __init__(self, server):
         self.server = server
         self.ks = server.ks
@@ -33,7 +61,7 @@ class ClientState:
         self.closing = False
         self.paused = False
         # ---- MULTI / WATCH ----
-        self.multi = None            # list of (spec, argv) while in MULTI
+        self._multi = None           # list of (spec, argv) while in MULTI (``multi``)
         self.multi_error = False
         self.multi_denyoom = False   # a queued command has the denyoom flag
         self.watched: list = []      # (db id, key) pairs this client WATCHes
@@ -46,7 +74,7 @@ class ClientState:
         self.sub_patterns: dict = {}
         self.sub_shard: dict = {}
         self.tracking = None         # tracking.ClientTracking while CLIENT TRACKING is on
-        self.slow_path = False       # subscribed or tracking: every command takes call()
+        self._slow_path = False      # every command takes call() (``slow_path``)
         self.executing = None        # this read's reply list while its commands run
         self.unsent = None           # output queued for Server.flush_writes (frames)
         # ---- CLIENT PAUSE / REPLY / NO-EVICT (ops.py, commands/operators.py) ----

@@ -36,15 +36,16 @@ COMPACT_MOVES_PER_TICK = 20_000     # keys compaction may move per cron tick (~2
 # whether a denyoom command may run, and nothing else of the memory state.  It is the test of
 # Evictor.room_for_write() spelt out (other callers use the method):
 #
-#     spec.denyoom and server.maxmemory and server.ks.used_memory > server.room_limit
+#     spec.denyoom and ks.used_memory > server.room_limit
 #         and not server.evictor.make_room()          -> the command takes call() (OOM)
 #
-# ``room_limit`` is written only by Evictor.refresh_room_limit: maxmemory less the AHE
-# controller's memory, ROOM_UNLIMITED without maxmemory.  Inline because the call costs more
-# than the test: +8 of 260 bytecodes per SET -P 16 under a maxmemory, 32-42 -> 52-81 ns per
-# check in timeit (bench/dispatch_contracts.py).  test_hot_path.py checks client.py reads
-# only these here.
-ROOM_CHECK_ATTRS = ("maxmemory", "room_limit", "ks", "evictor")
+# (``ks`` is the client's, the server's keyspace.)  ``room_limit`` is written only by
+# Evictor.refresh_room_limit: maxmemory less the AHE controller's memory, ROOM_UNLIMITED
+# without maxmemory (from the Evictor's start: no maxmemory test is needed).  Inline because
+# the call costs more than the test: +8 of 260 bytecodes per SET -P 16 under a maxmemory,
+# 32-42 -> 52-81 ns per check in timeit (bench/dispatch_contracts.py).  test_hot_path.py
+# checks client.py reads only these here.
+ROOM_CHECK_ATTRS = ("room_limit", "evictor")
 
 _LOGLEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.WARNING - 5,
               "warning": logging.WARNING}

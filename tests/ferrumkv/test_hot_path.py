@@ -156,3 +156,29 @@ def test_room_for_write_over_the_limit(policy, admitted):
         assert server.ks.evicted_keys > 0 and server.ks.used_memory <= used // 2
     else:
         assert server.ks.evicted_keys == 0
+
+
+# ---- the inline table ----
+
+def test_inline_table_follows_multi_auth_and_the_slow_path():
+    """``Client.inline`` is the client's table without container commands, and empty while
+    the client is in MULTI, owes an AUTH or is on the slow path; each change takes effect
+    for the next command of the same read (one frame holds all of them here)."""
+    server = _server(requirepass="pw")
+    c = _client(server)
+    db = server.ks.dbs[0]
+    assert c.inline is client_mod._NO_INLINE               # owes an AUTH
+    c.data_received(_cmd(b"AUTH", b"pw") + _cmd(b"SET", b"a", b"1") + _cmd(b"MULTI")
+                    + _cmd(b"SET", b"b", b"2"))
+    assert db.find(b"a") is not None                       # ran, inline or not
+    assert db.find(b"b") is None and c.multi == [(lookup(b"set"), [b"SET", b"b", b"2"])]
+    assert c.inline is client_mod._NO_INLINE               # queued, not run
+    c.data_received(_cmd(b"EXEC") + _cmd(b"SET", b"c", b"3"))
+    assert db.find(b"b") is not None and db.find(b"c") is not None
+    assert c.inline.get(b"set") is lookup(b"set") and b"config" not in c.inline
+    assert all(not spec.subcommands for spec in c.inline.values())
+    c.slow_path = True
+    assert c.inline is client_mod._NO_INLINE
+    c.slow_path = False
+    c.data_received(_cmd(b"RESET") + _cmd(b"SET", b"d", b"4"))
+    assert db.find(b"d") is None and c.inline is client_mod._NO_INLINE   # NOAUTH again
