@@ -298,9 +298,7 @@ class Client(asyncio.Protocol, ClientState):
                 # takes call(), which words the errors (SET -P 16 -9% CPU per command,
                 # GET -P 16 -11%: bench/server_bench.py --parts dispatch).
                 spec = self.inline.get(argv[0])     # None in MULTI, unauthenticated ...
-                if (spec is None
-                        or ((len(argv) != spec.arity) if spec.arity > 0
-                            else (len(argv) < -spec.arity))
+                if (spec is None or len(argv) not in spec.argc
                         or (spec.denyoom and ks.used_memory > server.room_limit
                             and not server.evictor.make_room())):
                     r = self.call(argv)
@@ -425,8 +423,7 @@ class Client(asyncio.Protocol, ClientState):
             if spec is None:
                 return self._reject(self._unknown(argv))
         n = len(argv)
-        a = spec.arity
-        if (n != a) if a > 0 else (n < -a):
+        if n not in spec.argc:
             return self._reject("ERR " + errors.WRONG_ARGS % spec.name, spec)
         if spec.subcommands and n > 1:
             sub = spec.subcommands.get(argv[1].lower().decode("utf-8", "surrogateescape"))
@@ -434,8 +431,7 @@ class Client(asyncio.Protocol, ClientState):
                 return self._reject("ERR " + errors.UNKNOWN_SUBCOMMAND % (
                     _printable(_c_str(argv[1])[:UNKNOWN_ARGS_MAX]), spec.name.upper()))
             spec = sub
-            a = spec.arity
-            if (n != a) if a > 0 else (n < -a):
+            if n not in spec.argc:
                 return self._reject("ERR " + errors.WRONG_ARGS % spec.name, spec)
         if self.reader.unauth and not spec.noauth:  # not the property: one call less
             return self._reject(errors.NOAUTH, spec)

@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 
+ARGC_MAX = 1 << 62      # beyond any frame's word count (RESP caps a frame at 2^31 - 1)
+
+
 @dataclass(slots=True, eq=False)
 class CommandSpec:
     name: str                       # lower case, as COMMAND reports it
@@ -39,6 +42,12 @@ class CommandSpec:
     noauth: bool = False
     keyspace_read: bool = False     # reads keys (litehit shadow, keyspace stats)
     getkeys: Callable | None = None  # COMMAND GETKEYS for movable keys: fn(argv) -> keys
+    # the word counts ``arity`` allows, as a range: the dispatcher's one ``in`` test
+    argc: range = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        a = self.arity
+        self.argc = range(a, a + 1) if a > 0 else range(-a, ARGC_MAX)
 
     def keys(self, argv: list) -> list:
         """The key arguments of one call (COMMAND GETKEYS)."""
@@ -48,8 +57,7 @@ class CommandSpec:
         return argv[self.first_key:last + 1:self.step or 1]
 
     def arity_ok(self, n: int) -> bool:
-        a = self.arity
-        return n == a if a > 0 else n >= -a
+        return n in self.argc
 
 
 COMMANDS: dict[bytes, CommandSpec] = {}

@@ -65,11 +65,13 @@ from .info import section
 from .safefile import nofollow_opener, open_regular
 
 # numpy, numba (litehit's kernels) and llvmlite cost ~90 MB of RSS at import: loaded by the
-# first Shadow, so a server with litehit-shadow off never pays for them (_load_kernels)
+# first Shadow, so a server with litehit-shadow off never pays for them (load_kernels)
 np = LiteHit = hash_keys = published = factsfile = AggregateCurve = None
 
 
-def _load_kernels() -> None:
+def load_kernels() -> None:
+    """Import litehit's modules and warm their kernels (once per process): what the first
+    Shadow does, and what a test session does before its servers start."""
     global np, LiteHit, hash_keys, published, factsfile, AggregateCurve
     if LiteHit is None:
         import numpy
@@ -85,11 +87,11 @@ def _load_kernels() -> None:
 
 def _warm_kernels() -> None:
     """Compile (or load from numba's cache) the kernels a replay calls, with the argument
-    types ``Shadow._replay`` and INFO pass, on a scratch LiteHit: at start-up or in the CONFIG SET
-    that switches the shadow on, never in a cron's replay between two clients' reads.  Cold
-    (no numba cache yet: a fresh install) the first batch compiles for ~8 s; a client's
-    command waiting behind that timed out and redis-py sent it again (a test counted 301
-    reads of 300).  Complexity: O(1) after the first call in a process."""
+    types ``Shadow._replay`` and INFO pass, on a scratch LiteHit: at start-up or in the
+    CONFIG SET that switches the shadow on, never in a cron's replay between two clients'
+    reads.  Cold (no numba cache yet: a fresh install) the first batch compiles for ~8 s;
+    a client's command waiting behind that timed out and redis-py sent it again (a test
+    counted 301 reads of 300).  Complexity: O(1) after the first call in a process."""
     ids = hash_keys(b"aba", np.arange(4, dtype=np.int64))
     core = LiteHit()
     facts = core.process_batch(ids, np.arange(4, dtype=np.int64), 1)
@@ -127,7 +129,7 @@ class Shadow:
                  "_slicing", "_closed")
 
     def __init__(self, server):
-        _load_kernels()
+        load_kernels()
         self.server = server
         self.mode = server.config["litehit-shadow-mode"]
         self.sample_rate = float(server.config["litehit-shadow-sample"])

@@ -58,6 +58,23 @@ class ServerThread:
             self.thread.join(10)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _compiled_kernels():
+    """Compile (or load from numba's cache) the server's numba kernels once, in this thread,
+    before any test's server runs.  The server compiles each at its first use (the eviction
+    kernel when a policy first meets a maxmemory, HyperLogLog's at the first PFADD, the
+    litehit shadow's when it is switched on), so on a fresh clone, with no numba cache yet,
+    a test's first PFADD waited ~5.7 s in the server thread (eviction 1.8 s, the shadow 8 s,
+    measured here): past redis-py 8's 5 s socket timeout, after which it sends the command
+    again (CI once counted 301 reads of 300).  The tests check what a command does, not
+    how long a cold compile takes."""
+    from ferrumkv_py import hll, lzf  # noqa: F401  (both compile at import)
+    from ferrumkv_py import shadow
+    from ferrumkv_py.eviction import kernel
+    kernel.warm()
+    shadow.load_kernels()
+
+
 @pytest.fixture
 def server():
     s = ServerThread()

@@ -194,8 +194,7 @@ class Engine:
             spec = spec.subcommands.get(text(argv[1]).lower())
         if spec is None:
             raise CallError(b"ERR Unknown Redis command called from script")
-        a = spec.arity
-        if (n != a) if a > 0 else (n < -a):
+        if n not in spec.argc:
             raise CallError(b"ERR Wrong number of args calling Redis command from script")
         if "noscript" in spec.flags:
             raise self._reject(spec, "ERR This Redis command is not allowed from script")
