@@ -45,7 +45,7 @@ from sim import BUCKET, EVPOOL, _decayed, _pool_insert
  P_TTLP, P_TTLT, P_CTRL, P_DELTA, P_ETA, P_G, P_DIRMODE, P_HMODE, P_TRACE, P_PROB, P_PGHOST,
  P_GBOOST, P_GALL, P_RESTORE, P_GBUCKET, P_PADAPT, P_NODUEL, P_PRHO, P_PRLO, P_PRKEEP,
  P_SK, P_SKW, P_SKWIN, P_SKT, P_SKB, P_SKBP, P_SKCU, P_SKMISS, P_SKS, P_SKDUEL, P_SKGH,
- P_SKSRC, P_SKGATE, P_NP) = range(43)
+ P_SKSRC, P_SKGATE, P_SKGB, P_SKGMAX, P_NP) = range(45)
 PROBATION_FIRST = 1.0e6     # score added to an expired probationary key: it leaves first
 
 CT_FIXED, CT_NEIGH, CT_EXTREME = 0, 1, 2
@@ -64,7 +64,7 @@ def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmo
            eta=0.02, G=2048, dirmode=0, hmode=0, trace=0, prob=-1.0, pghost=0.0, gboost=0,
            gall=0, restore=0, gbucket=0, padapt=0.0, noduel=0, prho=0.0, prlo=-1.0, prkeep=0.5,
            sk=0, skw=16.0, skwin=10.0, skt=2, skb=0, skbp=0.0, skcu=0, skmiss=0, sks=0.0,
-           skduel=0, skgh=1, sksrc=0, skgate=0):
+           skduel=0, skgh=1, sksrc=0, skgate=0, skgb=0.0, skgmax=3):
     """``prob`` >= 0: probation (research/probation/README.md) -- a key not hit since its
     insertion and idle for more than ``prob`` turnovers is evicted first; ``pghost``: the
     ghost of keys evicted on probation holds ``pghost * C`` ids (re-inserted while there, a
@@ -124,6 +124,8 @@ def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmo
     #                          3/4/5: as 0/1/2 in the duel's frequency pick too
     p[P_SKGATE] = skgate     # > 0: a key found in the ghost skips probation (and gets the
     #                          return boost) only if its estimate is >= skgate
+    p[P_SKGB] = skgb         # > 0: a key back from the ghost starts at 5 + gboost +
+    p[P_SKGMAX] = skgmax     # min(skgmax, skgb x (estimate - 2)): the boost by frequency
     p[P_SKGH] = skgh         # 0: the ghost's lookup is ignored at insertion (sketch only)
     p[P_PRHO] = prho         # > 0: probation-first is switched off while the return rate of
     #                          probation victims exceeds prho x that of blend victims (rates
@@ -263,6 +265,8 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     skduel = int(p[P_SKDUEL]) if sk else 0
     skgh = int(p[P_SKGH])
     skgate = int(p[P_SKGATE])
+    skgb = p[P_SKGB] if sk else 0.0
+    skgmax = int(p[P_SKGMAX])
     sksrc = int(p[P_SKSRC]) % 3
     skdpick = int(p[P_SKSRC]) >= 3 and sks > 0.0
     nbk = max(ng // 4, 1)
@@ -663,6 +667,9 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                 prob[k] = 1 if p_prob >= 0.0 and not ing else 0
                 if ing:
                     cnt[k] = 5 + gboost
+                    if skgb > 0.0:
+                        extra = int(skgb * (_sk_est(sktab, skidx, k) - 2))
+                        cnt[k] += min(max(extra, 0), skgmax)
                     if restore == 1 and evcnt[k] > cnt[k]:
                         cnt[k] = evcnt[k]
             else:

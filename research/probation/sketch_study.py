@@ -10,6 +10,8 @@ ghost of 3C lanes, return boost 1, the rho switch 2 / 0.7, counts x0.95; ghost_s
                   of keys *not* in the cache, where the ghost only knows recent victims
   score s         the blend reads counter + s x estimate (the sketch's linear resolution at
                   small counts, where the Morris counter is coarse)
+  ghost boost     a key back from the ghost starts at 5 + 1 + min(max, b x (estimate - 2))
+  ghost gate t    a key back from the ghost skips probation only with an estimate >= t
   duel            W-TinyLFU's admit-or-not in the pool: probation's pick stays (and leaves
                   probation) when its estimate exceeds that of the pool's best blend candidate
   w / win         counters per key (all rows; w / 2 bytes per key) / reset window in C
@@ -29,7 +31,8 @@ variant: >= +1 point there, no loss beyond 0.2 point on any other row).
     .venv/bin/python research/probation/sketch_study.py [--only 0,3] [--json out/sk.json]
     .venv/bin/python research/probation/sketch_study.py --reuse    # why seeding loses
 
-One process, no pool (the machine is shared); about 20 s per variant.
+One process, no pool (the machine is shared); about 3 minutes for the 58 variants.
+Results and verdict: docs/ahe-adaptive.md section 12 (none kept).
 """
 
 from __future__ import annotations
@@ -146,6 +149,13 @@ VARIANTS = [
                                                        skcu=1, sksrc=3)),
     ("samples 20 + seed 2+1", dict(samples=20, sk=1, skt=2, skb=1)),
     ("samples 20 + duel", dict(samples=20, sk=1, skt=-1, skduel=1)),
+    # the ghost's return boost scaled by the estimate (section 11: a flat boost of 3 helped
+    # CloudPhysics 8,000 and hurt zipf): 5 + 1 + min(max, b x (estimate - 2))
+    ("ghost boost +1/est, max 3", dict(sk=1, skt=-1, skgb=1.0, skgmax=3)),
+    ("ghost boost +0.5/est, max 3", dict(sk=1, skt=-1, skgb=0.5, skgmax=3)),
+    ("ghost boost +1/est, max 6", dict(sk=1, skt=-1, skgb=1.0, skgmax=6)),
+    ("ghost boost +1/est max 3 + score 0.2 cu, picks", dict(sk=1, skt=-1, skgb=1.0, skgmax=3,
+                                                            sks=0.2, skcu=1, sksrc=3)),
 ]
 
 
