@@ -27,6 +27,11 @@ Controller (ctrl):
 Ghost memory: at most G duels, each with the victim's key in a ghost table.
 ctrl 2 with hmode 1, W 4, eta 0.06, G = C/20 is what ferrumkv_py/eviction/ahe_adaptive.py
 implements (run.py's "AHE-adaptive").
+Probation and its ghost (issue 20): research/probation/README.md.  TinyLFU's frequency
+sketch (issue 20, round 3; ``params(sk=1, ...)``, off by default, measured and not kept:
+research/probation/sketch_study.py, docs/ahe-adaptive.md section 12): a count-min sketch of
+4-bit counters; Complexity: O(SK_DEPTH) per request and per scored key, O(skw x C) per
+halving, one every skwin x C requests (amortised O(skw / skwin) per request).
 """
 import math
 
@@ -38,12 +43,16 @@ from sim import BUCKET, EVPOOL, _decayed, _pool_insert
 # parameter vector layout
 (P_SAMPLES, P_POOLMODE, P_THETA0, P_TMIN, P_TMAX, P_W, P_RECMODE, P_HBETA, P_DECAY,
  P_TTLP, P_TTLT, P_CTRL, P_DELTA, P_ETA, P_G, P_DIRMODE, P_HMODE, P_TRACE, P_PROB, P_PGHOST,
- P_GBOOST, P_GALL, P_RESTORE, P_GBUCKET, P_PADAPT, P_NODUEL, P_PRHO, P_PRLO, P_PRKEEP, P_NP) = range(30)
+ P_GBOOST, P_GALL, P_RESTORE, P_GBUCKET, P_PADAPT, P_NODUEL, P_PRHO, P_PRLO, P_PRKEEP,
+ P_SK, P_SKW, P_SKWIN, P_SKT, P_SKB, P_SKBP, P_SKCU, P_SKMISS, P_SKS, P_SKDUEL, P_SKGH,
+ P_SKSRC, P_SKGATE, P_SKGB, P_SKGMAX, P_NP) = range(45)
 PROBATION_FIRST = 1.0e6     # score added to an expired probationary key: it leaves first
 
 CT_FIXED, CT_NEIGH, CT_EXTREME = 0, 1, 2
 RHO_MIN_BACK = 16.0         # (prho) returns of each kind a decision needs
 RHO_WARMUP = 8              # (prho) decisions (turnovers) before the first move
+SK_DEPTH = 4                # (sk) count-min rows (one counter per row per key)
+SK_MAX = 15                 # (sk) 4-bit counters saturate here
 
 
 def logit(a):
@@ -53,7 +62,9 @@ def logit(a):
 def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmode=0,
            hbeta=1.0 / 64, decay=0, ttlP=1.0, ttlT=1.0, ctrl=CT_NEIGH, delta=1.0,
            eta=0.02, G=2048, dirmode=0, hmode=0, trace=0, prob=-1.0, pghost=0.0, gboost=0,
-           gall=0, restore=0, gbucket=0, padapt=0.0, noduel=0, prho=0.0, prlo=-1.0, prkeep=0.5):
+           gall=0, restore=0, gbucket=0, padapt=0.0, noduel=0, prho=0.0, prlo=-1.0, prkeep=0.5,
+           sk=0, skw=16.0, skwin=10.0, skt=2, skb=0, skbp=0.0, skcu=0, skmiss=0, sks=0.0,
+           skduel=0, skgh=1, sksrc=0, skgate=0, skgb=0.0, skgmax=3):
     """``prob`` >= 0: probation (research/probation/README.md) -- a key not hit since its
     insertion and idle for more than ``prob`` turnovers is evicted first; ``pghost``: the
     ghost of keys evicted on probation holds ``pghost * C`` ids (re-inserted while there, a
@@ -92,6 +103,30 @@ def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmo
  
     p[P_PRKEEP] = prkeep     # share of the counts kept at each decision
     p[P_PRLO] = prho if prlo < 0 else prlo   # ... and on again below prlo (hysteresis)
+    # TinyLFU's frequency sketch (issue 20, research/probation/sketch_study.py), off by
+    # default: a count-min sketch of SK_DEPTH rows of 4-bit counters, skw x C counters in
+    # all (skw / 2 bytes per key), every counter halved after skwin x C increments.
+    p[P_SK] = sk             # 1: the sketch is kept and used as below; 0: off
+    p[P_SKW] = skw           # counters per cache key (all rows together)
+    p[P_SKWIN] = skwin       # reset window, in C increments
+    p[P_SKT] = skt           # a new key whose estimate (this access included) is >= skt
+    #                          starts off probation at 5 + skb + skbp x (estimate - skt)
+    p[P_SKB] = skb           # (skt < 0: seeding off)
+    p[P_SKBP] = skbp
+    p[P_SKCU] = skcu         # 1: conservative update (only the minimal counters grow)
+    p[P_SKMISS] = skmiss     # 1: only misses (inserts) increment, not hits
+    p[P_SKS] = sks           # > 0: the blend reads counter + sks x estimate (score term)
+    p[P_SKDUEL] = skduel     # 1: TinyLFU's duel: a probation-first victim whose estimate
+    #                          exceeds the pool's best blend candidate's stays, that one goes
+    p[P_SKSRC] = sksrc       # (sks) 0: counter + sks x estimate; 1: 5 + sks x estimate
+    #                          (the sketch replaces the Morris counter: aged frequency);
+    #                          2: min(counter, 5 + sks x estimate) (the counter, aged);
+    #                          3/4/5: as 0/1/2 in the duel's frequency pick too
+    p[P_SKGATE] = skgate     # > 0: a key found in the ghost skips probation (and gets the
+    #                          return boost) only if its estimate is >= skgate
+    p[P_SKGB] = skgb         # > 0: a key back from the ghost starts at 5 + gboost +
+    p[P_SKGMAX] = skgmax     # min(skgmax, skgb x (estimate - 2)): the boost by frequency
+    p[P_SKGH] = skgh         # 0: the ghost's lookup is ignored at insertion (sketch only)
     p[P_PRHO] = prho         # > 0: probation-first is switched off while the return rate of
     #                          probation victims exceeds prho x that of blend victims (rates
     #                          per eviction of each kind, counts halved every C evictions)
@@ -123,6 +158,55 @@ def _parts(k, now, now_min, last, cnt, ldt, expat, H, recmode, decay, ttlT):
     elif left < ttlT * H:
         u = 1.0 - left / (ttlT * H)
     return r, c, u
+
+
+@njit(cache=True)
+def _sk_index(nkeys, width):
+    """Each key's counter in each of the SK_DEPTH rows of ``width`` counters (a 32-bit
+    integer mix per row: the simulator's ids are dense, the server would hash the key)."""
+    idx = np.empty((max(nkeys, 1), SK_DEPTH), np.int64)
+    for k in range(nkeys):
+        for r in range(SK_DEPTH):
+            h = ((k + 1) * 2654435761 + (r + 1) * 1640531527) & 0xFFFFFFFF
+            h ^= h >> 16
+            h = (h * 0x45D9F3B) & 0xFFFFFFFF
+            h ^= h >> 16
+            h = (h * 0x45D9F3B) & 0xFFFFFFFF
+            h ^= h >> 16
+            idx[k, r] = r * width + h % width
+    return idx
+
+
+@njit(cache=True, inline="always")
+def _sk_est(tab, idx, k):
+    """Count-min estimate of key k: the least of its SK_DEPTH counters."""
+    m = SK_MAX
+    for r in range(SK_DEPTH):
+        v = tab[idx[k, r]]
+        if v < m:
+            m = v
+    return m
+
+
+@njit(cache=True, inline="always")
+def _sk_add(tab, idx, k, cu):
+    """One increment of key k (cu: conservative update, only the least counters grow)."""
+    m = _sk_est(tab, idx, k) if cu == 1 else 0
+    for r in range(SK_DEPTH):
+        j = idx[k, r]
+        if tab[j] < SK_MAX and (cu == 0 or tab[j] == m):
+            tab[j] += 1
+
+
+@njit(cache=True, inline="always")
+def _sk_freq(c, e, sks, src):
+    """The counter the blend reads with the sketch's estimate e (P_SKSRC)."""
+    if src == 0:
+        return c + sks * e
+    f = 5.0 + sks * e
+    if src == 1 or f < c:
+        return f
+    return c
 
 
 @njit(cache=True, inline="always")
@@ -166,6 +250,25 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     gbucket = int(p[P_GBUCKET])
     padapt = p[P_PADAPT]
     noduel = int(p[P_NODUEL])
+    sk = int(p[P_SK])
+    skwidth = max(int(p[P_SKW] * C) // SK_DEPTH, 1) if sk else 1
+    sktab = np.zeros(SK_DEPTH * skwidth, np.int32)
+    skidx = _sk_index(nkeys if sk else 0, skwidth)
+    skwin = max(int(p[P_SKWIN] * C), 1)
+    skadds = 0
+    skt = int(p[P_SKT])
+    skb = int(p[P_SKB])
+    skbp = p[P_SKBP]
+    skcu = int(p[P_SKCU])
+    skmiss = int(p[P_SKMISS])
+    sks = p[P_SKS] if sk else 0.0
+    skduel = int(p[P_SKDUEL]) if sk else 0
+    skgh = int(p[P_SKGH])
+    skgate = int(p[P_SKGATE])
+    skgb = p[P_SKGB] if sk else 0.0
+    skgmax = int(p[P_SKGMAX])
+    sksrc = int(p[P_SKSRC]) % 3
+    skdpick = int(p[P_SKSRC]) >= 3 and sks > 0.0
     nbk = max(ng // 4, 1)
     gbk = np.full((nbk, 4), -1, np.int64)
     evtag = np.zeros(nkeys, np.int8)
@@ -236,6 +339,13 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
             slot_of[k] = -1
             ncached -= 1
             s = -1
+        if sk == 1 and (skmiss == 0 or s < 0):
+            _sk_add(sktab, skidx, k, skcu)
+            skadds += 1
+            if skadds >= skwin:
+                for q in range(sktab.shape[0]):
+                    sktab[q] >>= 1
+                skadds //= 2
         if s >= 0:
             hb[i // BUCKET] += 1
             hits += 1
@@ -287,6 +397,8 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                             kk = pk[j]
                             if kk != -1 and slot_of[kk] >= 0:
                                 r, c, u = _parts(kk, now, now_min, last, cnt, ldt, expat, H if H > 0 else 1.0, recmode, decay, ttlT)
+                                if sks > 0.0:
+                                    c = _sk_freq(c, _sk_est(sktab, skidx, kk), sks, sksrc)
                                 sc = _blend(alpha, r, c, u, W, ttlP)
                                 if p_prob >= 0.0 and prob[kk] == 1 and r > p_prob:
                                     sc += PROBATION_FIRST + r
@@ -330,6 +442,8 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                     for j in range(nbt):
                         kk = batch[j]
                         r, c, u = _parts(kk, now, now_min, last, cnt, ldt, expat, H, recmode, decay, ttlT)
+                        if sks > 0.0:
+                            c = _sk_freq(c, _sk_est(sktab, skidx, kk), sks, sksrc)
                         sc = _blend(alpha, r, c, u, W, ttlP)
                         if p_prob >= 0.0 and prob[kk] == 1 and r > p_prob:
                             sc += PROBATION_FIRST + r
@@ -338,10 +452,27 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                         if pk[j] == -1:
                             continue
                         kk = pk[j]
+                        vs = ps[j]
                         pk[j] = -1
                         ps[j] = 0.0
                         if slot_of[kk] >= 0:
                             victim = kk
+                            if skduel == 1 and vs >= PROBATION_FIRST:
+                                # TinyLFU's admission duel: the pool's best blend candidate
+                                # against probation's pick, by sketch estimate
+                                for j2 in range(j - 1, -1, -1):
+                                    b = pk[j2]
+                                    if b == -1 or slot_of[b] < 0 or ps[j2] >= PROBATION_FIRST:
+                                        continue
+                                    if _sk_est(sktab, skidx, kk) > _sk_est(sktab, skidx, b):
+                                        for q in range(j2, EVPOOL - 1):
+                                            pk[q] = pk[q + 1]
+                                            ps[q] = ps[q + 1]
+                                        pk[EVPOOL - 1] = -1
+                                        ps[EVPOOL - 1] = 0.0
+                                        prob[kk] = 0        # admitted: off probation
+                                        victim = b
+                                    break
                             break
                 Hsum += H
                 Hn += 1
@@ -408,6 +539,8 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                         for j in range(nbt + 1):
                             kk = victim if j == nbt else batch[j]
                             r, c, u = _parts(kk, now, now_min, last, cnt, ldt, expat, H, recmode, decay, ttlT)
+                            if skdpick:
+                                c = _sk_freq(c, _sk_est(sktab, skidx, kk), sks, sksrc)
                             f = 255.0 - c
                             if r > rbest or (r == rbest and f > rf):
                                 rbest = r
@@ -518,6 +651,9 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                 if ing:
                     st[8 + evtag[k]] += 1       # 8: blend victims back, 9: probation's
                     rc[2 + evtag[k]] += 1.0
+                ing = ing and skgh == 1
+                if ing and sk == 1 and skgate > 0 and _sk_est(sktab, skidx, k) < skgate:
+                    ing = False
                 if ing and padapt > 0.0 and p_prob > 0.0:
                     if evtag[k] == 1:
                         lp += padapt
@@ -531,10 +667,22 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                 prob[k] = 1 if p_prob >= 0.0 and not ing else 0
                 if ing:
                     cnt[k] = 5 + gboost
+                    if skgb > 0.0:
+                        extra = int(skgb * (_sk_est(sktab, skidx, k) - 2))
+                        cnt[k] += min(max(extra, 0), skgmax)
                     if restore == 1 and evcnt[k] > cnt[k]:
                         cnt[k] = evcnt[k]
             else:
                 prob[k] = 1 if p_prob >= 0.0 and not (ng > 0 and in_g[k] > 0) else 0
+            if sk == 1 and skt >= 0:
+                e = _sk_est(sktab, skidx, k)
+                if e >= skt:
+                    prob[k] = 0
+                    c0 = 5 + skb + int(skbp * (e - skt))
+                    if c0 > 255:
+                        c0 = 255
+                    if c0 > cnt[k]:
+                        cnt[k] = c0
             if ttl_of[k] > 0.0:
                 expat[k] = now + ttl_of[k] * 1000.0
             else:
