@@ -45,7 +45,7 @@ from sim import BUCKET, EVPOOL, _decayed, _pool_insert
  P_TTLP, P_TTLT, P_CTRL, P_DELTA, P_ETA, P_G, P_DIRMODE, P_HMODE, P_TRACE, P_PROB, P_PGHOST,
  P_GBOOST, P_GALL, P_RESTORE, P_GBUCKET, P_PADAPT, P_NODUEL, P_PRHO, P_PRLO, P_PRKEEP,
  P_SK, P_SKW, P_SKWIN, P_SKT, P_SKB, P_SKBP, P_SKCU, P_SKMISS, P_SKS, P_SKDUEL, P_SKGH,
- P_SKSRC, P_SKGATE, P_SKGB, P_SKGMAX, P_NOALT, P_NP) = range(46)
+ P_SKSRC, P_SKGATE, P_SKGB, P_SKGMAX, P_NOALT, P_PDROP, P_NP) = range(47)
 PROBATION_FIRST = 1.0e6     # score added to an expired probationary key: it leaves first
 
 CT_FIXED, CT_NEIGH, CT_EXTREME = 0, 1, 2
@@ -64,7 +64,7 @@ def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmo
            eta=0.02, G=2048, dirmode=0, hmode=0, trace=0, prob=-1.0, pghost=0.0, gboost=0,
            gall=0, restore=0, gbucket=0, padapt=0.0, noduel=0, prho=0.0, prlo=-1.0, prkeep=0.5,
            sk=0, skw=16.0, skwin=10.0, skt=2, skb=0, skbp=0.0, skcu=0, skmiss=0, sks=0.0,
-           skduel=0, skgh=1, sksrc=0, skgate=0, skgb=0.0, skgmax=3, noalt=0):
+           skduel=0, skgh=1, sksrc=0, skgate=0, skgb=0.0, skgmax=3, noalt=0, pdrop=0):
     """``prob`` >= 0: probation (research/probation/README.md) -- a key not hit since its
     insertion and idle for more than ``prob`` turnovers is evicted first; ``pghost``: the
     ghost of keys evicted on probation holds ``pghost * C`` ids (re-inserted while there, a
@@ -99,6 +99,8 @@ def params(samples=5, poolmode=1, alpha0=0.5, amin=0.05, amax=0.95, W=1.0, recmo
     p[P_PADAPT] = padapt     # > 0: the idle threshold moves in log space by this step: up
     #                          when a probation victim returns, down when a blend victim does
     p[P_NODUEL] = noduel     # 1: a probation victim starts no duel (the server's rule)
+    p[P_PDROP] = pdrop       # 1: a pool entry whose key was touched since it was scored is
+    #                          dropped when popped (the server's kernel); 0: evicted (Redis)
     p[P_NOALT] = noalt       # 1: nor does a duel whose kept pick is on probation, while
     #                          probation-first is on (the server's rule since round 4)
     #                          (2: only while probation-first is on, see prho)
@@ -253,6 +255,7 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     padapt = p[P_PADAPT]
     noduel = int(p[P_NODUEL])
     noalt = int(p[P_NOALT])
+    pdrop = int(p[P_PDROP])
     sk = int(p[P_SK])
     skwidth = max(int(p[P_SKW] * C) // SK_DEPTH, 1) if sk else 1
     sktab = np.zeros(SK_DEPTH * skwidth, np.int32)
@@ -298,6 +301,7 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
     ms_per_ev = -1.0
     n = keys.shape[0]
     slot_of = np.full(nkeys, -1, np.int32)
+    pooled_at = np.zeros(nkeys, np.float64)     # (pdrop) when the key was last scored
     slots = np.empty(C, np.int32)
     last = np.zeros(nkeys, np.float64)
     cnt = np.zeros(nkeys, np.int32)
@@ -451,6 +455,7 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                         if p_prob >= 0.0 and prob[kk] == 1 and r > p_prob:
                             sc += PROBATION_FIRST + r
                         _pool_insert(pk, ps, kk, sc)
+                        pooled_at[kk] = now
                     for j in range(EVPOOL - 1, -1, -1):
                         if pk[j] == -1:
                             continue
@@ -458,7 +463,7 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                         vs = ps[j]
                         pk[j] = -1
                         ps[j] = 0.0
-                        if slot_of[kk] >= 0:
+                        if slot_of[kk] >= 0 and not (pdrop == 1 and last[kk] > pooled_at[kk]):
                             victim = kk
                             if skduel == 1 and vs >= PROBATION_FIRST:
                                 # TinyLFU's admission duel: the pool's best blend candidate
