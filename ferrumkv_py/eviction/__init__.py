@@ -69,6 +69,7 @@ from .ahe import AheSettings, SpecController, make_controller
 from .ahe_adaptive import AdaptiveController
 from ..policies import KIND_AHE, KIND_LFU, KIND_NONE, KIND_RANDOM, KIND_TTL, POLICIES, parse
 from .compiled import CompiledSampler
+from .probation import PROBATION_COUNTER, PROBATION_END
 from .sampler import (RETRY, SCORE_ADAPT, SCORE_CALL, SCORE_EPS, SCORE_LFU, SCORE_LRU,
                       SCORE_TTL, Sampler)
 
@@ -341,16 +342,20 @@ class Evictor:
     def _install_hooks(self) -> None:
         """Point the keyspace's access and miss hooks at the active policy."""
         ks = self.ks
+        ahe_on = self.policy_kind == KIND_AHE and self.controller is not None
+        probation = ahe_on and getattr(self.controller, "ghost", None) is not None
         if self.policy.uses_lfu_counter:
+            # with probation, a probationary key's first access ends it one point above a
+            # new key (probation.py: PROBATION_END)
             ks.lfu_touch = lfu.make_touch(self.log_factor, self._counter_decay(),
-                                          ks.rng.random)
+                                          ks.rng.random,
+                                          {PROBATION_COUNTER: PROBATION_END} if probation
+                                          else None)
             ks.lfu_on = True
         else:
             ks.lfu_on = False
-        ahe_on = self.policy_kind == KIND_AHE and self.controller is not None
         ks.miss_hook = self.controller.on_miss if ahe_on else None
-        ks.admit_hook = (self.controller.admit if ahe_on
-                         and getattr(self.controller, "ghost", None) is not None else None)
+        ks.admit_hook = self.controller.admit if probation else None
         self.ctl_mem = None
         if ahe_on:
             ctl = self.controller

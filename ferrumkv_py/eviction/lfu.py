@@ -92,8 +92,12 @@ def decr(counter: int, last_ms: int, now_ms: int, decay_minutes: int) -> int:
     return counter - periods if periods < counter else 0
 
 
-def make_touch(log_factor: int, decay_minutes: int, rand):
+def make_touch(log_factor: int, decay_minutes: int, rand, jumps: dict | None = None):
     """Build the access hook ``touch(counter, last_ms, now_ms) -> counter`` for the keyspace.
+
+    ``jumps``: counters whose increment goes further than one, ``{from: to}`` (AHE's
+    probation: a probationary key's first access, probation.py).  Only with
+    ``decay_minutes`` 0 (the AHE-adaptive controller never decays by wall time).
 
     The keyspace calls it on every read and write lookup while ``ks.lfu_on`` is set; it decays
     the counter, then increments it (Redis ``updateLFU``).  Settings are bound into the closure
@@ -109,6 +113,17 @@ def make_touch(log_factor: int, decay_minutes: int, rand):
     Complexity: O(1) per call.
     """
     probs = incr_probabilities(log_factor)
+    if jumps:
+        if decay_minutes:
+            raise ValueError("counter jumps need lfu decay off")
+        nexts = [min(c + 1, LFU_COUNTER_MAX) for c in range(LFU_COUNTER_MAX + 1)]
+        for c, to in jumps.items():
+            nexts[c] = to
+        nexts = tuple(nexts)
+
+        def touch_jump(counter, last_ms, now_ms, _p=probs, _r=rand, _n=nexts):
+            return _n[counter] if _r() < _p[counter] else counter
+        return touch_jump
     if not decay_minutes:
         def touch(counter, last_ms, now_ms, _p=probs, _r=rand):
             return counter + 1 if _r() < _p[counter] else counter

@@ -18,9 +18,18 @@ fact.  Here it is carried over to a sampled, Redis-style policy without any queu
 Where the bit lives.  No per-key memory is added: a probationary key's Morris counter is
 ``PROBATION_COUNTER`` (4, one below Redis's ``LFU_INIT_VAL`` 5).  The adaptive controller
 never decays counters by wall time, and a touch increments every counter at or below
-LFU_INIT_VAL with probability 1 (``lfu.py``), so the first access after insertion moves the
-counter to 5 and ends probation with the write the touch already does.  Scores and the
-duel's picks read a counter of 4 as 5 (probation is a flag, not a lower frequency).  A key
+LFU_INIT_VAL with probability 1 (``lfu.py``); with probation on, the Evictor's touch makes
+that increment a jump from 4 to ``PROBATION_END`` (6), so the first access after insertion
+ends probation with the write the touch already does.  Scores and the duel's picks read a
+counter of 4 as 5 (probation is a flag, not a lower frequency), so a key read once ranks a
+point above a key never read, as it does in the simulator, where probation is a flag beside
+the counter (``research/evsim_ahe/adaptive.py``: a new key at 5, its first hit to 6).
+Until session 9 the first access moved the counter to 5 only: a key read once then looked
+exactly like a new one to frequency, which made it the frequency pick of most blend
+evictions, and the live server started 3x the simulator's duels, most of them never
+decided (docs/ahe-adaptive.md section 13).  Measured live, one run each: CloudPhysics
+2,000 / 8,000 +0.39 / +0.44, Mooncake synthetic 16,000 +0.37, no trace row lower by more
+than 0.02; the seven synthetic workloads at 50k -0.09 to +0.28 (shift40 +0.28).  A key
 whose counter reached 4 some other way (``RESTORE ... FREQ 4``, or an LFU policy's decay
 before the policy changed) reads as probationary: a cold key either way.
 
@@ -71,6 +80,7 @@ from array import array
 from ..values import LFU_INIT_VAL
 
 PROBATION_COUNTER = LFU_INIT_VAL - 1   # a new key's Morris counter while on probation
+PROBATION_END = LFU_INIT_VAL + 1       # ... and after its first access (the touch's jump)
 PROBATION_IDLE_TURNOVERS = 0.1         # idle beyond this many turnovers: evicted first
 PROBATION_LOOSE = float("inf")         # the threshold while probation-first is off
 PROBATION_FIRST = 1.0e6                # score added then (above any blend score)

@@ -155,12 +155,13 @@ def test_counter_maintained_only_under_lfu_and_ahe():
         db = srv.ks.dbs[0]
         db.set(b"k", b"v")
         # the AHE policies (ahe-probation yes) start a new key on probation, one below
-        # LFU_INIT_VAL; its first read ends probation (eviction/probation.py)
+        # LFU_INIT_VAL; its first read ends probation at LFU_INIT_VAL + 1, where a key of
+        # the lfu policies gets with its first read too (eviction/probation.py)
         start = LFU_INIT_VAL - 1 if policy.endswith("-ahe") else LFU_INIT_VAL
         assert db.lfu[db.find(b"k")] == start, policy
         db.lookup_read(b"k")
         assert srv.ks.lfu_on is on
-        assert db.lfu[db.find(b"k")] == (start + 1 if on else start), policy
+        assert db.lfu[db.find(b"k")] == (LFU_INIT_VAL + 1 if on else start), policy
         assert srv.evictor.freq_tracked is on
         assert srv.evictor.idle_tracked is (not policy.endswith("-lfu"))
 
@@ -212,3 +213,15 @@ def test_one_touch_over_a_moving_clock(decay):
         c = rng.randrange(256)
         draws.append(rng.random())
         assert touch(c, last, now) == log_incr(decr(c, last, now, decay), 10, draws[-1])
+
+
+def test_touch_with_jumps_is_the_plain_touch_but_for_the_jump():
+    """make_touch(..., jumps): the same draws as the plain touch, except that a counter in
+    ``jumps`` goes where it says when it increments (AHE probation: 4 -> 6)."""
+    for counter in range(256):
+        for draw in (0.0, 0.5, 0.999999):
+            plain = make_touch(10, 0, lambda: draw)(counter, 0, 0)
+            jumped = make_touch(10, 0, lambda: draw, {4: 6})(counter, 0, 0)
+            assert jumped == (6 if counter == 4 else plain), (counter, draw)
+    with pytest.raises(ValueError):
+        make_touch(10, 1, random.random, {4: 6})

@@ -133,11 +133,14 @@ def test_new_keys_start_on_probation_and_a_touch_ends_it():
     from ferrumkv_py.eviction import lfu
     ks, db, ctl = make()
     ks.lfu_on = True
-    ks.lfu_touch = lfu.make_touch(10, 0, ks.rng.random)
+    # as the Evictor builds it with probation on: the first access jumps to PROBATION_END
+    ks.lfu_touch = lfu.make_touch(10, 0, ks.rng.random, {P.PROBATION_COUNTER: P.PROBATION_END})
     s = db.add(b"new", b"v")
     assert db.lfu[s] == P.PROBATION_COUNTER
     assert db.lookup_read(b"new") == s
-    assert db.lfu[s] == LFU_INIT_VAL             # p = 1 at or below LFU_INIT_VAL
+    assert db.lfu[s] == P.PROBATION_END          # p = 1 at or below LFU_INIT_VAL
+    assert db.lookup_read(b"new") == s
+    assert db.lfu[s] in (P.PROBATION_END, P.PROBATION_END + 1)   # Morris from there on
 
 
 def test_victims_go_to_the_ghost_and_return_off_probation_with_a_boost():
@@ -261,8 +264,8 @@ def test_config_info_and_object_freq(make_server):
         assert r.config_get("ahe-probation") == {"ahe-probation": "yes"}
         r.set("fresh", "v")
         assert r.object("freq", "fresh") == P.PROBATION_COUNTER
-        r.get("fresh")
-        assert r.object("freq", "fresh") == LFU_INIT_VAL
+        r.get("fresh")          # the first access ends probation a point above a new key
+        assert r.object("freq", "fresh") == P.PROBATION_END == LFU_INIT_VAL + 1
         mem = r.info("memory")
         assert mem["ahe_probation"] == "yes"
         assert mem["ahe_probation_ghost_ids"] >= P.GHOST_MIN_IDS
@@ -270,6 +273,18 @@ def test_config_info_and_object_freq(make_server):
         r.config_set("ahe-probation", "no")
         r.set("other", "v")
         assert r.object("freq", "other") == LFU_INIT_VAL
+        r.get("other")          # the same counter as a key read once with probation on
+        assert r.object("freq", "other") == P.PROBATION_END
+        r.config_set("ahe-probation", "yes")
+        r.set("third", "v")
+        r.get("third")
+        assert r.object("freq", "third") == P.PROBATION_END
+        r.config_set("maxmemory-policy", "allkeys-lfu")   # Redis's increment: 4 -> 5
+        r.execute_command("RESTORE", "cold", 0, r.dump("third"), "FREQ", P.PROBATION_COUNTER)
+        r.get("cold")
+        assert r.object("freq", "cold") == LFU_INIT_VAL
+        r.config_set("maxmemory-policy", "allkeys-ahe")
+        r.config_set("ahe-probation", "no")
         mem = r.info("memory")
         assert mem["ahe_probation"] == "no" and mem["ahe_probation_ghost_ids"] == 0
         with pytest.raises(redis.ResponseError, match="argument must be 'yes' or 'no'"):
