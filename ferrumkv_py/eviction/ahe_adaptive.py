@@ -197,7 +197,6 @@ class AdaptiveController:
         self.step = 0.0
         # probation (probation.py): the ghost of evicted keys, or None = off
         self.ghost = None
-        self._batch_hashes = array("q")       # evicted_batch's ghost ids (grown to a batch)
         self.probation_evicted = 0       # victims evicted while on probation
         self.ghost_returns = 0           # new keys found in the ghost (no probation)
         # probation-first on (PROBATION_IDLE_TURNOVERS) or off (PROBATION_LOOSE), switched

@@ -241,27 +241,12 @@ def pick_victims(mode, ip, fp, lru, lfu, exp, vslots, pool_score, pool_slot, poo
 
 
 @njit(cache=True)
-def ghost_add_many(words_arr, words, hashes, n, tag):
-    """ProbationGhost.add's lane rule for ``hashes[:n]``, all with ``tag``, into the table
-    ``words_arr`` (uint64 words of four 16-bit lanes): the compiled path's victims of one
-    batch in one call.  Complexity: O(n)."""
-    sixteen = np.uint64(16)
-    t = np.uint64(tag << 15)
-    for i in range(n):
-        h = hashes[i]
-        w = ((h & 0xFFFFFFFF) * words) >> 32
-        fp = (h >> 32) & 0x7FFF
-        if fp == 0:
-            fp = 1
-        words_arr[w] = (words_arr[w] << sixteen) | np.uint64(fp) | t
-
-
-@njit(cache=True)
 def probation_run(lfu, victims, start, n, hashes, room, words_arr, words, tab, mask, vh, ah):
     """The common case of ``AdaptiveController.evicted_batch``, compiled: from victim
     ``start`` on, every victim on probation (``lfu`` PROBATION_COUNTER) while the block has
     ``room`` left and whose hash is in no duel goes into the ghost (tag 1, in order: the
-    buckets are FIFOs).  Returns the index of the first victim that needs Python (not on
+    buckets are FIFOs; ``ProbationGhost.add``'s lane rule, compiled: change both or
+    neither).  Returns the index of the first victim that needs Python (not on
     probation, the block full, or a duel's key: its 32-bit hash is in the duel index
     ``tab`` / ``vh`` / ``ah``, probed as ``AdaptiveController._find`` does), or ``n``.
     Complexity: O(victims) plus the index's probes (load <= 1/2)."""
@@ -303,6 +288,5 @@ def warm() -> None:
                  array("B", [0]), array("q", [0]), array("q"), array("d", [0.0]), array("q", [0]),
                  array("q", [0]), array("Q", [1]), one, array("q", [0]), array("q", [0]),
                  array("q", [0]), array("q", [0] * N_PICK_COLS))
-    ghost_add_many(array("Q", [0]), 1, array("q", [0]), 1, 1)
     probation_run(array("B", [0]), array("q", [0]), 0, 1, array("q", [0]), 1,
                   array("Q", [0]), 1, array("H", [0]), 0, array("I", [0]), array("I", [0]))

@@ -137,19 +137,12 @@ class ProbationGhost:
 
     def add(self, h: int, tag: int = 0) -> None:
         """Remember the key whose ``hash()`` is ``h``; ``tag`` 1: it was on probation
-        (``kernel.ghost_add_many`` is the same rule compiled, for a batch: change both or
-        neither).  Complexity: O(1)."""
+        (``kernel.probation_run`` is the same rule compiled, for a batch's probation
+        victims: change both or neither).  Complexity: O(1)."""
         w = ((h & _LOW32) * self.words) >> 32
         fp = (h >> 32) & _FP_MASK or 1
         self._w[w] = ((self._w[w] << LANE_BITS) & _MASK64) | fp | (tag << 15)
         self.added += 1
-
-    def add_many(self, hashes, n: int, tag: int = 1) -> None:
-        """:meth:`add` of ``hashes[:n]`` (an array('q')), all with ``tag``, by the compiled
-        kernel (``kernel.ghost_add_many``, the same rule).  Complexity: O(n)."""
-        from .kernel import ghost_add_many
-        ghost_add_many(self._w, self.words, hashes, n, tag)
-        self.added += n
 
     def lookup(self, h: int) -> int:
         """0 if the key with ``hash()`` ``h`` is not in the ghost (its bucket's last four

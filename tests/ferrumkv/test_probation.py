@@ -342,21 +342,31 @@ def test_one_hit_wonders_leave_first_on_the_live_server(make_server):
     assert once_on < once_off - 0.05, (once_on, once_off)    # measured: 0.40 against 0.51
 
 
-def test_add_many_sets_the_same_lanes_as_add():
+def test_probation_run_sets_the_same_lanes_as_add():
+    """The compiled ghost add (kernel.probation_run, runs of probation victims) and
+    ProbationGhost.add leave the same words, batch boundaries and extreme hashes included;
+    an add with tag 0 reads back as a blend victim."""
     from array import array
+    from ferrumkv_py.eviction.kernel import probation_run
     one, many = P.ProbationGhost(40), P.ProbationGhost(40)
     rnd = random.Random(3)
     hashes = [hash(rnd.randbytes(9)) for _ in range(500)] + [0, -1, 1 << 32, -(1 << 63)]
     for h in hashes:
         one.add(h, 1)
+    lfu = array("B", [P.PROBATION_COUNTER])
+    no_duels = array("H", [0])
     i = 0
     for size in (1, 7, 79, 80, 81, 200, 56):
-        many.add_many(array("q", hashes[i:i + size]), size, 1)
+        got = probation_run(lfu, array("q", [0] * size), 0, size, array("q", hashes[i:i + size]),
+                            size, many._w, many.words, no_duels, 0, array("I", [0]),
+                            array("I", [0]))
+        assert got == size
         i += size
     assert i == len(hashes)
-    assert (one._w, one.added) == (many._w, many.added)
+    assert one._w == many._w
     zero = P.ProbationGhost(40)
-    zero.add_many(array("q", hashes[:3]), 3, 0)
+    for h in hashes[:3]:
+        zero.add(h, 0)
     assert all(zero.lookup(h) == P.BLEND_VICTIM for h in hashes[:3])
 
 
