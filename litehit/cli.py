@@ -9,8 +9,8 @@
     litehit --version
 
 ``run`` is an alias of ``replay``. A CAPACITY is a number of binary GB, or a number with a
-unit (``64GB``, ``512MiB``, ``4096blocks``; ``litehit.projector.parse_capacity``); negative
-is infinite. Exit status: 0 on success (warnings such as an empty input on stderr, ``litehit:
+unit (``64GB``, ``512MiB``, ``4096blocks``; ``litehit.projector.parse_capacity``); -1 or
+inf is infinite (any negative number is, with a warning). Exit status: 0 on success (warnings such as an empty input on stderr, ``litehit:
 warning: ...``), 1 on any failure (the reason on stderr, ``litehit: error: ...``; nothing
 published), 2 on a usage error.
 """
@@ -23,9 +23,10 @@ import sys
 
 from litehit import __version__
 from litehit.config import load_config
+from litehit.advise import MULTIPLES
 from litehit.convert import MOONCAKE_BLOCK_SIZE_TOKENS, convert_mooncake
 from litehit.progress import ProgressReporter
-from litehit.projector import parse_capacity
+from litehit.projector import INFINITE_CAPACITY, format_bytes, parse_capacity
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -55,8 +56,8 @@ facts (CSV): litehit_facts.csv, one row per request and instance:
   SAVE writes the same file with one key per block (block_size_tokens 1)."""
 QUERY_HELP = """\
 capacities: a number is binary GB (1 GB = 2^30 bytes); or give a unit: 64GB, 512MiB, 2k,
-4096blocks, 100keys (units as Redis reads them: kb/mb/gb binary, k/m/g decimal); negative =
-infinite.
+4096blocks, 100keys (units as Redis reads them: kb/mb/gb binary, k/m/g decimal); -1 or inf =
+infinite (any negative number is, with a warning).
 output (JSONL): one line per request (hit_blocks and hit_rates per capacity), then one
 summary per instance, then the overall summary (also printed on stdout):
   {"summary":true,"requests":3993,"total_input_tokens":61194628,"capacity_gb":[64,-1],
@@ -77,6 +78,18 @@ def _warn_if_empty(path: str, what: str) -> bool:
     if empty:
         _warn(f"{path} is empty (no {what})")
     return empty
+
+
+def _capacities(texts: list[str], plain: str = "gb") -> list:
+    """Parse capacity arguments; warn about a negative number other than -1, which reads as
+    infinite (the spec's rule) but is more likely a slip than a wish."""
+    capacities = [parse_capacity(text, plain) for text in texts]
+    for text, capacity in zip(texts, capacities):
+        number = text.strip().rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        if capacity.infinite and number.strip() and float(number) != INFINITE_CAPACITY:
+            _warn(f"capacity {text!r} is negative: read as infinite (write -1 or inf to "
+                  "say so)")
+    return capacities
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -105,7 +118,7 @@ def _replay(args: argparse.Namespace) -> int:
 def _query(args: argparse.Namespace) -> int:
     from litehit.query import run_query, summary_line
 
-    capacities = [parse_capacity(text) for text in args.capacities]
+    capacities = _capacities(args.capacities)
     empty = _warn_if_empty(args.facts, "facts rows")
     to_stdout = args.out == STDOUT_PATH
     totals = run_query(args.facts, sys.stdout if to_stdout else args.out, capacities)
@@ -143,7 +156,7 @@ def _plot(args: argparse.Namespace) -> int:
     capacities = None
     if given:
         texts, plain = given[0]
-        capacities = [parse_capacity(text, plain) for text in texts]
+        capacities = _capacities(texts, plain)
     _warn_if_empty(args.facts, "facts rows")
     curves = plot_facts(args.facts, args.out, capacities, args.title)
     print(f"litehit plot: {len(curves)} instances, {len(curves[0].capacities)} capacities "
@@ -155,13 +168,42 @@ def _advise(args) -> int:
     from .advise import advise_facts
     if args.target is not None and not 0.0 <= args.target <= 1.0:
         raise ValueError("--target is a hit rate between 0 and 1 (0.8 = 80 %)")
-    capacity = parse_capacity(args.capacity) if args.capacity else None
+    capacity = _capacities([args.capacity])[0] if args.capacity else None
     if capacity is not None and capacity.infinite:
         capacity = None
     _warn_if_empty(args.facts, "facts rows")
     for advice in advise_facts(args.facts, args.target, capacity, args.instance):
-        print(json.dumps(advice))
+        print(json.dumps(advice) if args.json else advice_text(advice))
     return EXIT_OK
+
+
+def _pct(rate: float) -> str:
+    return f"{100 * rate:.1f} %"
+
+
+def advice_text(a: dict) -> str:
+    """One instance's advice for people: sizes in binary units, rates in percent, the
+    ceiling that unlimited memory gives and why a target is out of reach.
+    Complexity: O(1)."""
+    lines = [f"{a['instance_id']}: {a['total_input_tokens']:,} input tokens, blocks of "
+             f"{a['block_size_tokens']:,} tokens ({format_bytes(a['block_bytes'])} each)",
+             f"  unlimited memory: {_pct(a['max_hit_rate'])} (the ceiling: the rest are "
+             "first uses, which no cache can hit)"]
+    if "capacity_bytes" in a:
+        size = a["capacity_bytes"]
+        multiples = ", ".join(f"{m:g}x {format_bytes(size * m)}: "
+                              f"{_pct(a['hit_rate_at_%gx' % m])}" for m in MULTIPLES)
+        lines.append(f"  at {format_bytes(size)} ({a['capacity_blocks']:,} blocks): "
+                     f"{_pct(a['hit_rate'])}; {multiples}")
+    if "target_hit_rate" in a:
+        want = _pct(a["target_hit_rate"])
+        if a["target_reachable"]:
+            lines.append(f"  for {want}: {format_bytes(a['target_capacity_bytes'])} "
+                         f"({a['target_capacity_blocks']:,} blocks)")
+        else:
+            lines.append(f"  for {want}: not reachable with any memory (the ceiling is "
+                         f"{_pct(a['max_hit_rate'])})")
+    return "\n".join(lines)
 
 
 def _sub(sub, name: str, summary: str, details: str = "", **kwargs) -> argparse.ArgumentParser:
@@ -198,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("facts", help="facts file (litehit_facts.csv)")
     query.add_argument("out", help="output JSONL file, or - for stdout")
     query.add_argument("capacities", nargs="+", metavar="CAPACITY",
-                       help="64GB, 512MiB, 4096blocks; a bare number is GB; negative = "
+                       help="64GB, 512MiB, 4096blocks; a bare number is GB; -1 or inf = "
                             "infinite")
     query.set_defaults(func=_query)
 
@@ -217,7 +259,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     adv = _sub(sub, "advise", "capacity advice from a facts file: the memory for a target "
                "hit rate, and the hit rate at 0.5x / 2x / 4x of a capacity",
-               "One JSON line per instance: total_input_tokens, block_bytes, "
+               "Text by default (sizes in KiB ... TiB, rates in percent). With --json, one JSON "
+               "line\nper instance: total_input_tokens, block_bytes, "
                "max_hit_rate (unlimited\nmemory), with --capacity: capacity_blocks/_bytes, "
                "hit_rate and hit_rate_at_0.5x/2x/4x,\nwith --target: target_capacity_blocks "
                "and target_capacity_bytes (or target_reachable\nfalse). Rates are hit tokens "
@@ -227,6 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     adv.add_argument("--capacity", help="today's capacity: 64GB, 512MiB, 4096blocks (a bare "
                                         "number is GB)")
     adv.add_argument("--instance", help="only this instance_id")
+    adv.add_argument("--json", action="store_true",
+                     help="one JSON line per instance (exact values) instead of text")
     adv.set_defaults(func=_advise)
 
     plot = _sub(sub, "plot", "draw hit rate against capacity from a facts file",

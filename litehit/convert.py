@@ -81,7 +81,8 @@ def convert_mooncake(in_path: str, out_path: str, instance_id: str,
     """Convert a Mooncake JSONL trace to a litehit trace file, atomically.
 
     Fails (ConvertError / OSError, nothing published, no ``.tmp`` left) on bad JSON, missing
-    or negative fields, too few hash ids, or timestamps that go backwards.
+    or negative fields, too few hash ids, or timestamps that go backwards; the message names
+    the input file and its line.
 
     Complexity: O(input size) time, O(one line) memory.
     """
@@ -98,11 +99,14 @@ def convert_mooncake(in_path: str, out_path: str, instance_id: str,
             try:
                 obj = json.loads(raw)
             except ValueError as exc:
-                raise ConvertError(f"line {line_no}: bad JSON: {exc}") from None
-            line, ts_ms, n_keys = mooncake_event(obj, line_no, instance_id, block_size)
+                raise ConvertError(f"{in_path}: line {line_no}: bad JSON: {exc}") from None
+            try:
+                line, ts_ms, n_keys = mooncake_event(obj, line_no, instance_id, block_size)
+            except ConvertError as exc:
+                raise ConvertError(f"{in_path}: {exc}") from None
             if ts_ms < last_ms:
-                raise ConvertError(f"line {line_no}: timestamp {ts_ms} ms goes backwards "
-                                   f"(previous {last_ms} ms)")
+                raise ConvertError(f"{in_path}: line {line_no}: timestamp {ts_ms} ms goes "
+                                   f"backwards (previous {last_ms} ms)")
             last_ms = ts_ms
             dst.write(line)
             requests += 1

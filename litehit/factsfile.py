@@ -151,14 +151,35 @@ def _parse_row(fields: list[str], line_no: int) -> tuple:
             _int(block_bytes, "block_bytes", line_no, 1), segments)
 
 
+def _refuse_json_lines(path: str, f) -> None:
+    """Raise FactsError when the open file ``f`` starts like a JSON-lines trace; rewinds it.
+
+    A facts file starts with the header (``trace_id,...``); a trace line starts with ``{``.
+    Complexity: O(1) (reads at most one line's first bytes)."""
+    try:
+        head = f.read(64).lstrip("\ufeff \t\r\n")
+    except UnicodeDecodeError:
+        head = ""                       # reported as not valid UTF-8 by the reader
+    f.seek(0)
+    if head.startswith("{"):
+        kind = "a litehit trace" if '"type"' in head or '"instance_id"' in head else \
+            "a JSON-lines file (a trace?)"
+        raise FactsError(f"{path} is {kind}, not a facts file: replay it first "
+                         "(litehit replay CONFIG --trace PATH) and give the litehit_facts.csv "
+                         "that the replay writes")
+
+
 def iter_facts_rows(path: str, batch_rows: int = READ_BATCH_ROWS) -> Iterator[FactsRows]:
     """Stream a facts file as validated batches; FactsError on the first malformed row.
 
-    An empty file (0 bytes) has no rows; otherwise the first line must be the header.
+    An empty file (0 bytes) has no rows; otherwise the first line must be the header.  A
+    file whose first line is a JSON object (a litehit or Mooncake trace given where facts
+    belong) is refused as such, not as bad CSV.
 
     Complexity: O(file size) time, O(batch_rows) memory.
     """
     with open(path, newline="", encoding="utf-8") as f:
+        _refuse_json_lines(path, f)
         reader = csv.reader(f, strict=True)
         try:
             header = next(reader, None)

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from litehit.factsfile import iter_facts_rows
-from litehit.projector import BLOCKS, BYTES, INFINITE_CAPACITY, Capacity
+from litehit.projector import BINARY_BYTE_UNITS as BYTE_UNITS, BLOCKS, BYTES, \
+    INFINITE_CAPACITY, Capacity
 from litehit.publish import published
 from litehit.query import Totals, accumulate, project_rows
 
@@ -34,8 +35,6 @@ PLOT_GRID_POINTS = 48
 FIGURE_SIZE_IN = (8.0, 5.0)
 FIGURE_DPI = 110
 IMAGE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
-BYTE_UNITS = (("bytes", 1), ("KiB", 2 ** 10), ("MiB", 2 ** 20), ("GiB", 2 ** 30),
-              ("TiB", 2 ** 40), ("PiB", 2 ** 50))
 AXIS_SMALLEST_FRACTION = 1000          # the smallest point is >= 1/1000 of an axis unit
 KEYS_AXIS = "keys"                      # blocks of a server's facts (one key per block)
 

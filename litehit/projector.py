@@ -39,7 +39,7 @@ import numpy as np
 from .facts import RequestFact
 
 __all__ = ["HitCurveProjector", "AggregateCurve", "INFINITE_CAPACITY", "BYTES_PER_GB",
-           "Capacity", "parse_capacity"]
+           "Capacity", "parse_capacity", "format_bytes"]
 
 AGGREGATE_INITIAL_DEPTH = 1024          # thresholds an AggregateCurve holds before growing
 INFINITE_CAPACITY = -1          # any negative capacity (blocks or bytes) means infinite
@@ -57,7 +57,10 @@ CAPACITY_UNITS = {
     "t": (BYTES, 10 ** 12), "tb": (BYTES, 2 ** 40), "tib": (BYTES, 2 ** 40),
     "block": (BLOCKS, 1), "blocks": (BLOCKS, 1), "key": (BLOCKS, 1), "keys": (BLOCKS, 1),
 }
+BINARY_BYTE_UNITS = (("bytes", 1), ("KiB", 2 ** 10), ("MiB", 2 ** 20), ("GiB", 2 ** 30),
+                     ("TiB", 2 ** 40), ("PiB", 2 ** 50))   # how sizes are shown
 PLAIN_UNITS = {"gb": "gb", "blocks": "blocks"}     # what a number without a unit means
+INFINITE_WORDS = ("inf", "infinite", "unlimited")  # say infinite in words (as -1 does)
 
 CurveLike = Union[RequestFact, Sequence]
 
@@ -66,6 +69,17 @@ def _curve_of(fact_or_curve: CurveLike):
     if isinstance(fact_or_curve, RequestFact):
         return fact_or_curve.hit_curve
     return fact_or_curve
+
+
+def format_bytes(n: float) -> str:
+    """A size for people: the largest binary unit it reaches, 4 significant digits
+    (``format_bytes(209518018560) == '195.1 GiB'``, ``format_bytes(512) == '512 bytes'``).
+    Complexity: O(1)."""
+    name, scale = BINARY_BYTE_UNITS[0]
+    for unit in BINARY_BYTE_UNITS:
+        if abs(n) >= unit[1]:
+            name, scale = unit
+    return f"{n / scale:.4g} {name}" if scale > 1 else f"{int(n)} {name}"
 
 
 class Capacity(NamedTuple):
@@ -91,12 +105,17 @@ class Capacity(NamedTuple):
 def parse_capacity(text: str, plain: str = "gb") -> Capacity:
     """Parse a capacity argument: a number with an optional unit (``64GB``, ``512MiB``,
     ``1.5tb``, ``4096blocks``, ``100keys``; see CAPACITY_UNITS); without one the number
-    is in ``plain`` (``"gb"``: binary GB, or ``"blocks"``). A negative number is infinite.
-    Raises ValueError naming the argument.
+    is in ``plain`` (``"gb"``: binary GB, or ``"blocks"``). A negative number is infinite,
+    as the spec's ``capacity_gb`` -1 (the CLI warns about any other negative number), and
+    so are the words in INFINITE_WORDS. Raises ValueError naming the argument.
 
     Complexity: O(len(text)).
     """
     body = text.strip()
+    if body.lower() in INFINITE_WORDS:
+        if plain == "blocks":
+            return Capacity(BLOCKS, INFINITE_CAPACITY, None, text)
+        return Capacity(BYTES, INFINITE_CAPACITY, float(INFINITE_CAPACITY), text)
     cut = len(body)
     while cut and body[cut - 1].isalpha():
         cut -= 1

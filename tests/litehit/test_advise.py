@@ -48,7 +48,7 @@ def test_cli_on_a_small_facts_file(tmp_path, capsys):
     # two requests of 4 blocks (2 tokens each); the second hits 2 blocks at capacity >= 5
     path = _facts(tmp_path, ['a,i,1,8,2,1024,"[]"\n', 'b,i,2,8,2,1024,"[[5,2]]"\n'])
     with pytest.raises(SystemExit) as e:
-        main(["advise", path, "--target", "0.25", "--capacity", "4blocks"])
+        main(["advise", path, "--target", "0.25", "--capacity", "4blocks", "--json"])
     assert e.value.code == 0
     a = json.loads(capsys.readouterr().out)
     assert a["instance_id"] == "i" and a["total_input_tokens"] == 16
@@ -64,7 +64,7 @@ def test_cli_on_a_small_facts_file(tmp_path, capsys):
 
 def test_cli_agrees_with_query_on_the_kimi_facts(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        main(["advise", KIMI_FACTS, "--capacity", "100GB", "--target", "0.5"])
+        main(["advise", KIMI_FACTS, "--capacity", "100GB", "--target", "0.5", "--json"])
     a = json.loads(capsys.readouterr().out)
     out = tmp_path / "q.jsonl"
     totals = run_query(KIMI_FACTS, str(out), [50, 100, 200, 400])
@@ -80,3 +80,21 @@ def test_cli_agrees_with_query_on_the_kimi_facts(tmp_path, capsys):
     rates = json.loads(out.read_text().splitlines()[-1])["hit_rates"]
     assert rates[0] >= 0.5 > rates[1]
     assert totals is not None
+
+
+def test_cli_text_is_for_people(capsys):
+    """Without --json: sizes in binary units, rates in percent, the ceiling, and a target
+    beyond it said to be out of reach (the same numbers as the JSON line)."""
+    with pytest.raises(SystemExit):
+        main(["advise", KIMI_FACTS, "--capacity", "64GB", "--target", "0.8", "--json"])
+    a = json.loads(capsys.readouterr().out)
+    with pytest.raises(SystemExit):
+        main(["advise", KIMI_FACTS, "--capacity", "64GB", "--target", "0.8"])
+    text = capsys.readouterr().out
+    assert "{" not in text and "at 64 GiB" in text
+    assert f"{100 * a['hit_rate']:.1f} %" in text
+    assert f"{100 * a['max_hit_rate']:.1f} %" in text
+    assert f"{a['target_capacity_blocks']:,} blocks" in text and "GiB (" in text
+    with pytest.raises(SystemExit):
+        main(["advise", KIMI_FACTS, "--target", "0.95"])
+    assert "not reachable with any memory" in capsys.readouterr().out

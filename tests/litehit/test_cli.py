@@ -101,12 +101,42 @@ def test_failures_exit_one_with_reason_and_publish_nothing(tmp_path, capsys):
     code, _, err = run(["replay", str(tmp_path / "missing.json")], capsys)
     assert code == 1 and "missing.json" in err
     code, _, err = run(["query", str(trace), str(tmp_path / "q.jsonl"), "1"], capsys)
-    assert code == 1 and "t.jsonl: line 1: " in err and not (tmp_path / "q.jsonl").exists()
+    assert code == 1 and "t.jsonl is a litehit trace, not a facts file" in err
+    assert not (tmp_path / "q.jsonl").exists()
     code, _, err = run(["query", str(trace), str(tmp_path / "q.jsonl"), "abc"], capsys)
     assert code == 1 and "not a number" in err
     code, _, err = run(["convert", "mooncake", str(trace), str(tmp_path / "c.jsonl"),
                         "--instance-id", "x"], capsys)
     assert code == 1 and "line 1" in err and not (tmp_path / "c.jsonl").exists()
+
+
+def test_errors_name_the_file_and_what_it_is(tmp_path, capsys):
+    """convert's JSON errors name the input file; a trace given where facts belong is called
+    a trace (query, plot, advise), not bad CSV."""
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text('{"timestamp": 0, "input_length": 1024, "hash_ids": [1, 2]}\n{bad\n')
+    code, _, err = run(["convert", "mooncake", str(raw), str(tmp_path / "c.jsonl"),
+                        "--instance-id", "x"], capsys)
+    assert code == 1 and f"{raw}: line 2: bad JSON" in err
+    raw.write_text('{"timestamp": 0, "input_length": 1024, "hash_ids": [1, 2]}\n')
+    code, _, _ = run(["convert", "mooncake", str(raw), str(tmp_path / "c.jsonl"),
+                      "--instance-id", "x"], capsys)
+    assert code == 0
+    trace = str(tmp_path / "c.jsonl")
+    for argv in (["plot", trace, "--out", str(tmp_path / "p.png")], ["advise", trace],
+                 ["query", trace, "-", "1"]):
+        code, _, err = run(argv, capsys)
+        assert code == 1 and "is a litehit trace, not a facts file" in err, argv
+        assert "bad CSV" not in err
+
+
+def test_negative_capacities_other_than_minus_one_warn(small_facts, capsys):
+    code, out, err = run(["query", small_facts, "-", "-1", "inf", "-5"], capsys)
+    assert code == 0
+    assert "'-5' is negative: read as infinite" in err
+    assert "'-1'" not in err and "'inf'" not in err
+    rates = json.loads(out.splitlines()[-1])["hit_rates"]
+    assert rates[0] == rates[1] == rates[2]             # all three infinite
 
 
 def test_usage_error_exits_two(capsys):

@@ -43,7 +43,7 @@ def _blocks(path: str) -> list[tuple[str, list[str]]]:
             while i + 1 < len(lines) and lines[i + 1].startswith("    ") and \
                     not lines[i + 1].strip().lstrip("$ ").startswith(SCRIPT):
                 i += 1
-                output.append(lines[i].strip())
+                output.append(lines[i][4:].rstrip())    # the block's indent only
             found.append((command.split("#")[0].strip(), output))
         i += 1
     return found
@@ -64,7 +64,7 @@ def _run(command: str, capsys) -> tuple[int, list[str]]:
 def _same(shown: list[str], printed: list[str]) -> bool:
     if len(shown) != len(printed):
         return False
-    return all(a == b or (a.startswith(TIMED) and b.startswith(TIMED)
+    return all(a == b.rstrip() or (a.startswith(TIMED) and b.startswith(TIMED)
                           and a.split(" instances, ")[0] == b.split(" instances, ")[0]
                           and a.split(" -> ")[1] == b.split(" -> ")[1])
                for a, b in zip(shown, printed))

@@ -163,7 +163,8 @@ def test_capacity_arguments():
     assert gb("4096blocks") == ("blocks", 4096, None, "4096blocks") == gb("4096", "blocks")[:3] \
         + ("4096blocks",)
     assert gb("100keys").value == 100 and gb("-1blocks").value == -1
-    for bad, reason in (("x", "not a number"), ("nan", "not a number"), ("inf", "not a number"),
+    assert gb("inf") == ("bytes", -1, -1.0, "inf") and gb("Unlimited", "blocks").infinite
+    for bad, reason in (("x", "not a number"), ("nan", "not a number"), ("infx", "not a number"),
                         ("1e999", "finite"), ("3xb", "unknown unit 'xb'"),
                         ("1.5blocks", "whole"), ("", "not a number")):
         with pytest.raises(ValueError, match=reason):
