@@ -42,7 +42,11 @@ def build_config(argv: list[str]) -> Config:
     first_lineno = 2
     if args and not args[0].startswith("--"):
         first_lineno = config.load_file(args.pop(0)) + 2
-    config.load_args(args, first_lineno)
+    try:
+        config.load_args(args, first_lineno)
+    except ConfigError as e:
+        e.from_command_line = True
+        raise
     check_paths(config)
     return config
 
@@ -95,8 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = build_config(argv)
     except ConfigError as e:
+        msg = e.msg
+        if e.from_command_line and e.lineno:     # Redis's text, then where it really is
+            msg += "\n(line %d is the command-line option --%s: Redis numbers options as " \
+                "lines after the config file)" % (e.lineno, e.line.split(" ")[0])
         _fatal("Reading the configuration file, at line %d" % e.lineno if e.lineno else "",
-               e.line, e.msg)
+               e.line, msg)
         return 1
     except StartupError as e:
         _fatal("", "", str(e))

@@ -41,6 +41,7 @@ class ConfigError(Exception):
         self.msg = msg
         self.line = ""       # the offending config-file line, when read from a file
         self.lineno = 0
+        self.from_command_line = False   # the line is a --name option (numbered as Redis does)
 
 
 @dataclass(frozen=True, slots=True)
