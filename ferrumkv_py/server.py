@@ -482,12 +482,24 @@ def run(config: Config) -> int:
     return 0
 
 
+# Redis's log line: "pid:role date time.ms mark message", the mark telling the level
+# ('.' debug, '-' verbose, '*' notice, '#' warning), so tools that read Redis logs read ours.
+_LEVEL_MARKS = {logging.DEBUG: ".", logging.INFO: "-", logging.WARNING - 5: "*",
+                logging.WARNING: "#", logging.ERROR: "#", logging.CRITICAL: "#"}
+
+
+class _RedisLogFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        record.mark = _LEVEL_MARKS.get(record.levelno, "#")
+        return super().format(record)
+
+
 def _setup_logging(config: Config) -> None:
-    fmt = "%(process)d:M %(asctime)s.%(msecs)03d %(levelname)s %(message)s"
+    fmt = "%(process)d:M %(asctime)s.%(msecs)03d %(mark)s %(message)s"
     from .safefile import open_regular
     handler = (logging.StreamHandler(open_regular(config["logfile"], "a", encoding="utf-8"))
                if config["logfile"] else logging.StreamHandler())
-    handler.setFormatter(logging.Formatter(fmt, "%d %b %Y %H:%M:%S"))
+    handler.setFormatter(_RedisLogFormatter(fmt, "%d %b %Y %H:%M:%S"))
     log.handlers[:] = [handler]
     log.setLevel(_LOGLEVELS[config["loglevel"]])
     log.propagate = False

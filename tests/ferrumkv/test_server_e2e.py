@@ -5,6 +5,7 @@ a signal."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -97,6 +98,8 @@ def test_logfile_and_loglevel(tmp_path):
     assert code == 0 and err == ""
     text = log.read_text()
     assert "Ready to accept connections" in text and "ready to exit" in text
+    # Redis's line shape: "pid:M dd Mon yyyy hh:mm:ss.mmm * message" (* = notice)
+    assert re.search(r"^\d+:M \d\d \w{3} \d{4} [\d:]{8}\.\d{3} \* Ready to accept", text, re.M)
 
 
 def test_python_m_and_config_file(tmp_path):
