@@ -49,9 +49,12 @@ FRAG_ISSUE = (
     "than the sum of the logical allocations Redis performed). This problem is usually due "
     "either to a large peak memory (check if there is a peak memory entry above in the "
     "report) or may result from a workload that causes the allocator to fragment memory a "
-    "lot. If the problem is a large peak memory, then there is no issue. Otherwise, make "
-    "sure you are using the Jemalloc allocator and not the default libc malloc. Note: The "
-    "currently used allocator is \"pymalloc\".\n\n")
+    "lot. If the problem is a large peak memory, then there is no issue. Otherwise, note "
+    "that this server runs on CPython: its allocator (pymalloc over glibc malloc) keeps the "
+    "pages of freed objects for reuse, MEMORY PURGE returns what it can of them to the "
+    "system, and the RSS also holds the interpreter and its compiled kernels, a fixed cost "
+    "that used_memory does not count (docs/memory.md). Note: The currently used allocator "
+    "is \"pymalloc\".\n\n")
 CLIENT_ISSUE = (
     " * Big client buffers: The clients output buffers in this instance are greater than "
     "200K per client (on average). This may result from different causes, like Pub/Sub "

@@ -106,6 +106,7 @@ def test_doctor_rules(server, monkeypatch):
         if text not in (memory_report.HEALTHY_REPORT, memory_report.EMPTY_REPORT):
             assert report.startswith(memory_report.ISSUES_HEAD)
             assert report.endswith(memory_report.ISSUES_TAIL)
+        assert "Jemalloc" not in report        # advice this server can follow (issue 32)
 
 
 def test_malloc_stats_and_purge(r2):
