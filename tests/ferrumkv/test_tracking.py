@@ -293,3 +293,25 @@ def test_bcast_noloop_session_matches_redis(server, redis_server):
     assert ours == _bcast_script(redis_server)
     assert ours[2] == [_inv(b"j9"), _inv(b"k1", b"k2")]   # prefixes in byte order
     assert ours[9] == [_inv(b"k2")]                         # k1: changed last by itself
+
+
+def test_readme_recipe_for_redis_py(server):
+    """README's recipe for client-side caching from redis-py 8, whose cache_config= asks for
+    Redis 7.4: CLIENT TRACKING on a RESP3 connection and the parser's invalidation handler."""
+    import redis
+    r = redis.Redis(port=server.port, protocol=3, single_connection_client=True,
+                    socket_timeout=10)
+    writer = redis.Redis(port=server.port, socket_timeout=10)
+    invalidated = []
+    r.connection._parser.set_invalidation_push_handler(
+        lambda push: invalidated.extend(push[1] or [None]))
+    assert r.execute_command("CLIENT", "TRACKING", "ON") == b"OK"
+    writer.set("user:1", "ann")
+    assert r.get("user:1") == b"ann"                # now tracked for this connection
+    writer.set("user:1", "bob")
+    assert r.ping() and invalidated == [b"user:1"]  # the push arrived before PING's reply
+    writer.flushall()
+    r.ping()
+    assert invalidated == [b"user:1", None]         # FLUSHALL invalidates everything
+    r.close()
+    writer.close()
