@@ -118,6 +118,16 @@ HASH_MIN = -(1 << 63)                 # Python's hash of bytes: uniform over [-2
 W_SEC, W_BLOCKS, W_REAL, W_EXACT, W_REUSE, W_REUSE_REAL = range(6)
 
 
+# Read commands that Redis 7.0 runs without an access: they look the key up with
+# LOOKUP_NOTOUCH (EXISTS, TYPE, the TTL family, OBJECT; db.c, expire.c, object.c) or with
+# dbFind (MEMORY USAGE), so the key's LRU / LFU stays as it was and an exact LRU must not
+# count them either (after `redis-cli --memkeys`, which runs TYPE and MEMORY USAGE on every
+# key, the shadow had counted a read of each).  The keys.py docstring tables the lookups.
+NOT_AN_ACCESS = frozenset({
+    "exists", "type", "ttl", "pttl", "expiretime", "pexpiretime", "object|encoding",
+    "object|freq", "object|idletime", "object|refcount", "memory|usage"})
+
+
 class Shadow:
     """Buffers accesses from commands; replays them in batches from the cron."""
 
@@ -199,7 +209,7 @@ class Shadow:
                 return
             if spec.write:
                 flags = bytes([FLAG_WRITE]) * len(keys)
-            elif spec.keyspace_read:
+            elif spec.keyspace_read and spec.name not in NOT_AN_ACCESS:
                 if spec is self._mget and reply.__class__ is list:
                     hits = [x is not None for x in reply]
                 else:

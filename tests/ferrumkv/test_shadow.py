@@ -68,6 +68,28 @@ def test_switch_on_at_runtime_and_count(r):
     assert r.info("litehit") == {"litehit_shadow": 0}
 
 
+def test_only_what_redis_counts_as_an_access_is_recorded(r):
+    """TYPE, EXISTS, the TTL family, OBJECT and MEMORY USAGE leave a key's LRU alone in
+    Redis (LOOKUP_NOTOUCH / dbFind), so the shadow records none of them; a read that
+    touches (STRLEN, a generic read) is recorded; the spec names are real commands."""
+    from ferrumkv_py.registry import COMMANDS
+    from ferrumkv_py.shadow import NOT_AN_ACCESS
+    names = {s.name for s in COMMANDS.values()} | {
+        sub.name for s in COMMANDS.values() for sub in s.subcommands.values()}
+    assert NOT_AN_ACCESS <= names
+    r.config_set("litehit-shadow", "yes")
+    r.set("a", "1")
+    r.expire("a", 100)
+    for argv in (["TYPE", "a"], ["EXISTS", "a", "b"], ["TTL", "a"], ["PTTL", "a"],
+                 ["EXPIRETIME", "a"], ["PEXPIRETIME", "a"], ["OBJECT", "ENCODING", "a"],
+                 ["OBJECT", "IDLETIME", "a"], ["OBJECT", "REFCOUNT", "a"],
+                 ["MEMORY", "USAGE", "a"], ["SCAN", "0", "TYPE", "string"]):
+        r.execute_command(*argv)
+    assert r.info("litehit")["litehit_requests"] == 0
+    r.execute_command("STRLEN", "a")
+    assert r.info("litehit")["litehit_requests"] == 1
+
+
 def test_prefix_mode_mget_is_one_request(make_server):
     s = make_server(litehit_shadow="yes", litehit_shadow_mode="prefix")
     r = redis.Redis(port=s.port, protocol=3)
