@@ -36,7 +36,7 @@ def parse_info(text: str) -> dict:
             section = out.setdefault(line[2:].strip().lower(), {})
         elif ":" in line:
             k, _, v = line.partition(":")
-            if "=" in v and "," in v or v.startswith("keys="):
+            if "=" in v and ("," in v or v.startswith("keys=") or k.startswith("errorstat_")):
                 section[k] = {a: _number(b) for a, _, b in
                               (kv.partition("=") for kv in v.split(","))}
             else:

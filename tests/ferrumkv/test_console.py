@@ -255,3 +255,8 @@ def test_grafana_dashboard_names_only_metrics_we_export(console):
     for family in text_string_to_metric_families(http(console.port, "/metrics")[1].decode()):
         served |= {s.name for s in family.samples}
     assert used and used <= served, used - served
+    # every series says which server it is, and nothing is declared that no panel uses
+    legends = [t.get("legendFormat", "") for p in dash["panels"] for t in p["targets"]]
+    assert all("{{instance}}" in legend for legend in legends), legends
+    declared = {i["name"] for i in dash.get("__inputs", [])}
+    assert all("${%s}" % name in json.dumps(dash["panels"]) for name in declared), declared
