@@ -18,7 +18,7 @@ import sys
 import time
 from typing import Callable
 
-from . import __version__
+from . import __version__, memory
 from .config import format_memory_human
 
 SECTIONS: dict[str, tuple[Callable, bool]] = {}   # name -> (render, in default INFO)
@@ -62,6 +62,59 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return "%.6f" % v if abs(v) < 1e15 else "%.0f" % v
     return str(v)
+
+
+def total_system_memory() -> int:
+    """The machine's memory (Redis's total_system_memory), 0 where unknown."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError):
+        return 0
+
+
+def client_buffer_bytes(server) -> int:
+    """Bytes waiting in clients' input and output buffers.  Complexity: O(clients)."""
+    total = 0
+    for cl in server.clients.values():
+        total += cl.reader.buffered()
+        t = cl.transport
+        if t is not None and not t.is_closing():
+            total += t.get_write_buffer_size()
+    return total
+
+
+def memory_overhead(server) -> dict:
+    """Redis's split of used_memory (getMemoryOverheadData) over our model.
+
+    ``used_memory`` is the modelled data set (docs/memory.md); of it, the keyspace's
+    per-key dict slots and TTL cells are the overhead, the rest is the dataset, so the two
+    add up to used_memory as on Redis.  Client buffers are outside the model (Redis counts
+    them in used_memory and its overhead): reported beside it, as ``clients``
+    (mem_clients_normal).  ``startup`` is the model at start, 0: the interpreter's
+    own RSS is not in the model but in ``baseline`` (the process's RSS when the server
+    became ready), which the fragmentation ratio sets RSS against.
+    Complexity: O(clients + databases)."""
+    ks = server.ks
+    used = ks.used_memory
+    peak = server.stats.note_memory(used)
+    baseline = server.startup_rss
+    clients = client_buffer_bytes(server)
+    dbs = []
+    for db in ks.dbs:
+        if len(db):
+            dbs.append((db.id, len(db) * memory.KEYSPACE_DICT_SLOT,
+                        db.volatile * memory.EXPIRE_COST))
+    over = sum(m + e for _, m, e in dbs)
+    keys = ks.total_keys()
+    dataset = max(used - over, 0)
+    rss = rss_bytes()
+    process = used + baseline
+    return {"peak": peak, "used": used, "startup": 0, "baseline": baseline,
+            "clients": clients, "dbs": dbs, "overhead": over, "keys": keys,
+            "per_key": used // keys if keys else 0,
+            "dataset": dataset, "dataset_perc": dataset * 100.0 / used if used else 0.0,
+            "peak_perc": used * 100.0 / peak if peak else 0.0, "rss": rss,
+            "frag": rss / process if process else 0.0, "frag_bytes": rss - process}
 
 
 def rss_bytes() -> int:
@@ -121,11 +174,11 @@ def _clients(server) -> list:
 @section("memory")
 def _memory(server) -> list:
     ks = server.ks
-    used = ks.used_memory
-    peak = server.stats.note_memory(used)
-    rss = rss_bytes()
+    o = memory_overhead(server)
+    used, peak, rss = o["used"], o["peak"], o["rss"]
     mm = server.maxmemory
     shadow_bytes = server.shadow.memory_bytes() if server.shadow is not None else 0
+    system = total_system_memory()
     fields = [
         ("used_memory", used),
         ("used_memory_human", format_memory_human(used)),
@@ -133,18 +186,29 @@ def _memory(server) -> list:
         ("used_memory_rss_human", format_memory_human(rss)),
         ("used_memory_peak", peak),
         ("used_memory_peak_human", format_memory_human(peak)),
+        ("used_memory_peak_perc", "%.2f%%" % o["peak_perc"]),
+        ("used_memory_overhead", o["overhead"]),
+        # the model at start: used_memory counts the data set only, so a dashboard's
+        # used_memory - used_memory_startup is the data set, as on Redis
+        ("used_memory_startup", o["startup"]),
+        ("used_memory_dataset", o["dataset"]),
+        ("used_memory_dataset_perc", "%.2f%%" % o["dataset_perc"]),
+        # ours: the process's RSS when the server became ready (interpreter, code, kernels
+        # loaded at start), which used_memory does not count (docs/memory.md)
+        ("rss_baseline", o["baseline"]),
+        ("rss_baseline_human", format_memory_human(o["baseline"])),
+        ("total_system_memory", system),
+        ("total_system_memory_human", format_memory_human(system)),
         ("maxmemory", mm),
         ("maxmemory_human", format_memory_human(mm)),
         ("maxmemory_policy", server.config["maxmemory-policy"]),
         ("maxmemory_samples", server.config["maxmemory-samples"]),
-        # RSS over what the model says the process should hold: the data set plus the
-        # interpreter's own RSS at start (docs/memory.md "mem_fragmentation_ratio"), so
-        # 1.0 means no slack at any size and Redis's alert thresholds read as intended
-        ("mem_fragmentation_ratio",
-         "%.2f" % (rss / (used + server.startup_rss)) if used + server.startup_rss
-         else "0.00"),
-        ("mem_fragmentation_bytes", rss - used - server.startup_rss if rss else 0),
-        ("used_memory_startup", server.startup_rss),
+        # RSS over what the process should hold: the data set plus the baseline
+        # (docs/memory.md "mem_fragmentation_ratio"), so 1.0 means no slack at any size
+        # and Redis's alert thresholds read as intended
+        ("mem_fragmentation_ratio", "%.2f" % o["frag"]),
+        ("mem_fragmentation_bytes", o["frag_bytes"] if rss else 0),
+        ("mem_clients_normal", o["clients"]),
         ("mem_allocator", "pymalloc"),
         # Redis's name for memory outside maxmemory's accounting: here the litehit shadow
         ("mem_not_counted_for_evict", shadow_bytes),

@@ -30,6 +30,7 @@ log = logging.getLogger("ferrumkv")
 
 ACTIVE_EXPIRE_SLOW_TIME_PERC = 25   # % of CPU the slow expire cycle may use (effort 1)
 LISTEN_BACKLOG = 511                # pending connections, Redis's tcp-backlog default
+RSS_PER_MODEL_BYTE_MAX = 1.8         # RSS / used_memory under heavy turnover (docs/memory.md)
 COMPACT_MOVES_PER_TICK = 20_000     # keys compaction may move per cron tick (~2-4 ms, slots.py)
 
 # The dispatcher's room check: the Server attributes client.py's inline path reads to decide
@@ -318,6 +319,25 @@ class Server:
 
     # ---- lifecycle ----
 
+    def _log_memory_plan(self) -> None:
+        """One start-up line on what memory to expect: maxmemory and its policy, the
+        shadow, the process's baseline RSS, and the RSS range above maxmemory that
+        docs/memory.md measured (1.0-1.8x the data set under turnover)."""
+        from .config import format_memory_human as human
+        cfg, base = self.config, self.startup_rss
+        shadow = ("litehit shadow on (outside maxmemory: INFO litehit_shadow_memory)"
+                  if cfg["litehit-shadow"] else "litehit shadow off")
+        if self.maxmemory:
+            log.log(logging.WARNING - 5, "maxmemory %s, policy %s, %s; expect RSS about %s "
+                    "(the process) + 1.0-1.8 x maxmemory = %s-%s under turnover "
+                    "(docs/memory.md)", human(self.maxmemory), cfg["maxmemory-policy"],
+                    shadow, human(base), human(base + self.maxmemory),
+                    human(base + int(self.maxmemory * RSS_PER_MODEL_BYTE_MAX)))
+        else:
+            log.log(logging.WARNING - 5, "no maxmemory: the data set grows until the "
+                    "machine's memory runs out; %s; the process itself is %s RSS",
+                    shadow, human(base))
+
     async def start(self) -> None:
         """Listen on every ``bind`` address; ``port 0`` picks a free port (tests)."""
         from .client import Client
@@ -346,6 +366,9 @@ class Server:
         self.port = port
         self.config.values["port"] = port  # CONFIG GET port shows the real one (port 0)
         self._cron_task = loop.create_task(self._cron())
+        from .info import rss_bytes
+        self.startup_rss = rss_bytes()      # INFO rss_baseline: the process, ready, no data
+        self._log_memory_plan()
         log.log(logging.WARNING - 5, "Ready to accept connections tcp on %s port %d",
                 " ".join(h for h, _ in hosts), port)
         await self.start_console()

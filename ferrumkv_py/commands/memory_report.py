@@ -2,9 +2,9 @@
 
 The numbers come from the same model INFO memory reports (``memory.py``, ``info.py``):
 ``total.allocated`` is INFO's ``used_memory`` (the modelled data set plus keyspace
-overhead), ``startup.allocated`` its ``used_memory_startup`` (the interpreter's RSS at start,
-which used_memory does not include), and the allocator fields describe pymalloc as seen
-from the process RSS.  Field names and order are redis-server 7.0.15's.
+overhead), ``startup.allocated`` its ``used_memory_startup`` (0: the model at start; the
+interpreter's own RSS is INFO's ``rss_baseline``, docs/memory.md), and the allocator fields
+describe pymalloc as seen from the process RSS.  Field names and order are redis-server 7.0.15's.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import gc
 import sys
 
 from .. import memory
-from ..info import rss_bytes
+from ..info import memory_overhead
 from ..memory_trim import trim_after_free
 from ..registry import command
 from ..resp import OK
@@ -71,45 +71,17 @@ SCRIPTS_ISSUE = (
     "memory.\n\n")
 
 
-def _client_buffers(server) -> int:
-    """Bytes waiting in clients' input and output buffers.  Complexity: O(clients)."""
-    total = 0
-    for cl in server.clients.values():
-        total += cl.reader.buffered()
-        t = cl.transport
-        if t is not None and not t.is_closing():
-            total += t.get_write_buffer_size()
-    return total
-
-
 def _script_count(server) -> int:
     eng = server.__dict__.get("scripting")
     return len(eng.scripts) if eng is not None else 0
 
 
 def overhead(server) -> dict:
-    """Redis getMemoryOverheadData over our model.  Complexity: O(clients + databases)."""
-    ks = server.ks
-    used = ks.used_memory
-    peak = server.stats.note_memory(used)
-    startup = server.startup_rss
-    clients = _client_buffers(server)
-    dbs = []
-    for db in ks.dbs:
-        if len(db):
-            dbs.append((db.id, len(db) * memory.KEYSPACE_DICT_SLOT,
-                        db.volatile * memory.EXPIRE_COST))
-    over = clients + sum(m + e for _, m, e in dbs)
-    keys = ks.total_keys()
-    dataset = max(used - over, 0)
-    rss = rss_bytes()
-    process = used + startup
-    return {"peak": peak, "used": used, "startup": startup, "clients": clients, "dbs": dbs,
-            "overhead": startup + over, "keys": keys, "per_key": used // keys if keys else 0,
-            "dataset": dataset, "dataset_perc": dataset * 100.0 / used if used else 0.0,
-            "peak_perc": used * 100.0 / peak if peak else 0.0, "rss": rss,
-            "frag": rss / process if process else 0.0, "frag_bytes": rss - process,
-            "scripts": _script_count(server)}
+    """Redis getMemoryOverheadData over our model (info.memory_overhead) plus what MEMORY
+    STATS and DOCTOR read beside it.  Complexity: O(clients + databases)."""
+    o = memory_overhead(server)
+    o["scripts"] = _script_count(server)
+    return o
 
 
 @command("stats", 2, "", parent="memory")
@@ -181,7 +153,7 @@ def memory_malloc_stats(c, argv):
              "gc tracked objects per generation: %s" % " ".join(
                  str(n) for n in gc.get_count()),
              "modelled data set bytes (used_memory): %d" % o["used"],
-             "startup rss bytes: %d" % o["startup"],
+             "rss baseline bytes (the process when ready): %d" % o["baseline"],
              "process rss bytes: %d" % o["rss"],
              "___ End pymalloc statistics ___", ""]
     return "\n".join(lines).encode()

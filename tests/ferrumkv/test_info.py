@@ -140,3 +140,28 @@ def test_peak_memory_is_a_stat_that_info_reads(make_server):
     r.config_resetstat()
     assert r.info("memory")["used_memory_peak"] < high
     assert not hasattr(s.server.ks, "peak_memory")
+
+
+def test_memory_fields_keep_redis_arithmetic(r):
+    """What dashboards compute from INFO memory holds here (docs/info-fields.md): startup
+    <= used, dataset + overhead = used, fragmentation = rss / (used + baseline) with the
+    baseline the process's RSS when the server became ready."""
+    def check():
+        m = r.info("memory")
+        assert 0 == m["used_memory_startup"] <= m["used_memory"]
+        assert m["used_memory_dataset"] + m["used_memory_overhead"] == m["used_memory"]
+        assert m["rss_baseline"] > 0 and m["total_system_memory"] > m["rss_baseline"]
+        ratio = m["used_memory_rss"] / (m["used_memory"] + m["rss_baseline"])
+        assert m["mem_fragmentation_ratio"] == pytest.approx(ratio, abs=0.02)
+        assert m["mem_fragmentation_bytes"] == pytest.approx(
+            m["used_memory_rss"] - m["used_memory"] - m["rss_baseline"], abs=1 << 20)
+        return m
+    empty = check()
+    assert empty["used_memory_dataset"] == empty["used_memory_overhead"] == 0
+    r.mset({"k%d" % i: "v" * 100 for i in range(2000)})
+    for i in range(0, 2000, 2):
+        r.expire("k%d" % i, 100)
+    full = check()
+    assert full["used_memory_overhead"] > 0 and full["used_memory_dataset"] > 0
+    assert float(full["used_memory_dataset_perc"].rstrip("%")) == pytest.approx(
+        100 * full["used_memory_dataset"] / full["used_memory"], abs=0.01)
