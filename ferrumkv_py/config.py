@@ -254,6 +254,9 @@ TABLE: tuple[ConfigSpec, ...] = (
       doc="record the access stream as a litehit trace (JSONL) in dir (empty = off)"),
     S("litehit-shadow-sample", "float", 1.0, True, 0.0001, 1.0,
       doc="share of keys the shadow replays (SHARDS spatial sampling; 1 = every key, exact)"),
+    S("litehit-shadow-maxmemory", "memory", 32 * 1024 * 1024, True, 1024 * 1024, LLONG_MAX,
+      doc="bound on the shadow's own memory (outside maxmemory): kept facts give way "
+          "first, then the window restarts at half the sample rate"),
     S("litehit-window-seconds", "int", 60, True, 1, 86400,
       doc="span of the shadow's windowed hit rates (INFO litehit_window_*), seconds"),
     # ---- the operator's console (web page, JSON API, Prometheus /metrics) ----

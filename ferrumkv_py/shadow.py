@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import os
 
 from .info import section
@@ -109,9 +110,10 @@ FLAG_CONT = 2               # bit 1: continues the previous key's prefix request
 FLAG_WRITE = 4              # bit 2: a write, committed without a fact (client.py imports it
                             # for its inline fast path: HOT_PATH_ATTRS)
 FLAG_KIND = FLAG_CONT | FLAG_WRITE   # a byte & FLAG_KIND == 0: a read that starts a request
-MAX_FACT_BATCHES_BYTES = 256 * 1024 * 1024   # facts kept for LITEHIT SAVE, beyond: oldest dropped
+SAMPLE_RATE_MIN = 0.0001       # litehit-shadow-sample's lower bound: the bound halves no lower
 CURVE_DEFAULT_POINTS = 16
 CONSUME_SLICE_KEYS = 4096             # keys replayed per event-loop callback (see cron)
+log = logging.getLogger("ferrumkv")
 HASH_MIN = -(1 << 63)                 # Python's hash of bytes: uniform over [-2^63, 2^63)
 # Per-second window counters: [second, read blocks, server hits, exact hits, reuse blocks,
 # server hits on reuses] (exact hits are all on reuses: a first access cannot hit an LRU)
@@ -135,18 +137,16 @@ class Shadow:
     __slots__ = ("server", "mode", "sample_rate", "keep_all", "keep", "core", "keys",
                  "flags", "single", "_trace", "_seq", "_get", "_mget", "_curve",
                  "requests", "read_blocks", "writes",
-                 "real_hits", "reuse_real_hits", "_window", "_facts", "_facts_bytes", "facts_dropped", "_last_ns",
+                 "real_hits", "reuse_real_hits", "_window", "_facts", "_facts_bytes",
+                 "facts_dropped", "_last_ns", "window_restarts",
                  "_slicing", "_closed")
 
     def __init__(self, server):
         load_kernels()
         self.server = server
         self.mode = server.config["litehit-shadow-mode"]
-        self.sample_rate = float(server.config["litehit-shadow-sample"])
-        self.keep_all = self.sample_rate >= 1.0
-        # SHARDS: a key is kept when hash(key) - HASH_MIN < rate * 2^64, i.e. when
-        # hash(key) < keep (one comparison: masking a negative int costs 2x more here)
-        self.keep = HASH_MIN + int(self.sample_rate * (1 << 64))
+        self._set_sample_rate(float(server.config["litehit-shadow-sample"]))
+        self.window_restarts = 0        # restarts by the memory bound (_bound_memory)
         self.core = LiteHit()
         self.keys: list = []              # appended by the dispatcher (see "hot path")
         self.flags = bytearray()          # one kind | hit byte per key
@@ -357,10 +357,47 @@ class Shadow:
             self._seq += n_read
             self._facts.append(batch)
             self._facts_bytes += sum(a.nbytes for a in batch[1:5])
-            while self._facts_bytes > MAX_FACT_BATCHES_BYTES and len(self._facts) > 1:
-                old = self._facts.pop(0)
-                self._facts_bytes -= sum(a.nbytes for a in old[1:5])
-                self.facts_dropped += len(old[1])
+        self._bound_memory()
+
+    # ---- the memory bound (litehit-shadow-maxmemory) ----
+    #
+    # The shadow's memory is the core's index (one entry per distinct key of the window, a
+    # few tens of bytes each), the aggregate curve (per depth) and the facts kept for
+    # LITEHIT SAVE.  None of it counts against maxmemory, so it has a bound of its own,
+    # enforced after every replayed batch in two steps:
+    #   1. the facts give way first: the oldest batches are dropped (litehit_facts_dropped)
+    #      until the three parts fit; LITEHIT SAVE then writes the most recent window;
+    #   2. if the index and curve alone do not fit, the window restarts at half the sample
+    #      rate (SHARDS: a key is kept when its hash falls under the rate), logged and
+    #      counted (litehit_window_restarts): the same bound then holds about twice the
+    #      distinct keys of the full stream, and the rates become estimates, as with a
+    #      sample rate set by hand.  The core cannot forget single keys, so a restart is
+    #      the one way to shrink it.
+    # Complexity: O(1) per batch, plus O(dropped batches).
+
+    def _bound_memory(self) -> None:
+        limit = self.server.config["litehit-shadow-maxmemory"]
+        fixed = self.core.memory_usage_bytes() + self._curve.nbytes
+        while self._facts and fixed + self._facts_bytes > limit:
+            old = self._facts.pop(0)
+            self._facts_bytes -= sum(a.nbytes for a in old[1:5])
+            self.facts_dropped += len(old[1])
+        if fixed > limit and self.sample_rate > SAMPLE_RATE_MIN:
+            unique = self.core.current_unique_blocks()
+            self._set_sample_rate(max(self.sample_rate / 2, SAMPLE_RATE_MIN))
+            self.window_restarts += 1
+            self.reset()
+            log.log(logging.WARNING - 5, "litehit shadow: %d distinct keys took %d bytes, "
+                    "over litehit-shadow-maxmemory (%d): the window restarts sampling %.4g "
+                    "of the keys (raise the bound to keep more)", unique, fixed, limit,
+                    self.sample_rate)
+
+    def _set_sample_rate(self, rate: float) -> None:
+        self.sample_rate = rate
+        self.keep_all = rate >= 1.0
+        # SHARDS: a key is kept when hash(key) - HASH_MIN < rate * 2^64, i.e. when
+        # hash(key) < keep (one comparison: masking a negative int costs 2x more here)
+        self.keep = HASH_MIN + int(rate * (1 << 64))
 
     def _exact_now(self, start, run) -> int:
         """Exact LRU hits of these read segments at today's capacity: block i of a segment
@@ -532,6 +569,8 @@ class Shadow:
         fields += [
             ("litehit_unique_blocks", self.core.current_unique_blocks()),
             ("litehit_memory_bytes", self.memory_bytes()),
+            ("litehit_memory_limit", self.server.config["litehit-shadow-maxmemory"]),
+            ("litehit_window_restarts", self.window_restarts),
             ("litehit_pending", len(self.keys)),
             ("litehit_facts_dropped", self.facts_dropped),
         ]

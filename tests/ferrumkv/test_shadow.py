@@ -334,3 +334,29 @@ print(json.dumps([before, started, compiled(), sh.requests]))
     assert started["litehit.kernel.process_batch"] >= 1
     assert started["litehit.keyhash._fnv1a_batch"] >= 1
     assert replayed == started
+
+
+def test_memory_stays_under_its_bound(make_server):
+    """litehit-shadow-maxmemory bounds the shadow: kept facts give way first, then the
+    window restarts at half the sample rate (logged, counted); the bound holds after."""
+    s = make_server(litehit_shadow="yes", litehit_shadow_maxmemory="1mb", maxmemory="64mb")
+    r = redis.Redis(port=s.port, socket_timeout=10)
+    limit = 1024 * 1024
+    assert r.info("litehit")["litehit_memory_limit"] == limit
+    pipe = r.pipeline(transaction=False)
+    for batch in range(12):
+        for i in range(10_000):                       # 120k distinct keys: far over 1 MB
+            pipe.get(b"k%d" % (batch * 10_000 + i))
+        pipe.execute()
+        info = r.info("litehit")
+        assert info["litehit_memory_bytes"] <= limit, info
+    info = r.info("litehit")
+    assert info["litehit_window_restarts"] >= 1
+    assert float(info["litehit_sample_rate"]) <= 0.5
+    assert info["litehit_requests"] > 0               # it keeps measuring, sampled
+    r.config_set("litehit-shadow-maxmemory", "64mb")  # room again: no more restarts
+    restarts = info["litehit_window_restarts"]
+    for i in range(2000):
+        pipe.get(b"again%d" % i)
+    pipe.execute()
+    assert r.info("litehit")["litehit_window_restarts"] == restarts
