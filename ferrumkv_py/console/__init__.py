@@ -55,6 +55,8 @@ NOT_IN_CONSOLE = frozenset({
     "monitor", "blpop", "brpop", "brpoplpush", "blmove", "blmpop", "bzpopmin", "bzpopmax",
     "bzmpop", "hello", "auth", "quit", "reset", "multi", "exec", "discard", "watch",
     "unwatch", "select", "client"})
+# of CLIENT, what reads without acting on a connection: the page's client table uses LIST
+CLIENT_IN_CONSOLE = frozenset({b"list", b"info", b"getname", b"id"})
 
 
 def _loopback(host: str | None) -> bool:
@@ -227,7 +229,9 @@ class Console:
                                      status=400)
         if not argv:
             return web.json_response({"error": "empty command"}, status=400)
-        if argv[0].lower().decode("utf-8", "replace") in NOT_IN_CONSOLE:
+        if argv[0].lower().decode("utf-8", "replace") in NOT_IN_CONSOLE and not (
+                argv[0].lower() == b"client" and len(argv) > 1
+                and argv[1].lower() in CLIENT_IN_CONSOLE):
             return web.json_response({"reply": {"error": "ERR '%s' is not available in the "
                                                 "console; use redis-cli" %
                                                 argv[0].decode("utf-8", "replace")}})

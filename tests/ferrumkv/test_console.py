@@ -236,6 +236,30 @@ def test_page_in_a_real_browser_shows_info(console):
         assert text("cmd-out") == '"%s"' % ("v" * 20)
         rows = driver.find_elements("css selector", "#keys-out tbody tr")
         assert rows
+        # what the page shows by itself: the advisor's answer, the busiest commands, the
+        # clients (the test's redis-py connection among them), and no "1 keys" / "-0 s"
+        rows_of = lambda table: driver.find_elements(            # noqa: E731
+            "css selector", "#%s tbody tr, #%s > tr" % (table, table))
+        deadline = time.time() + 10
+        while time.time() < deadline and not (rows_of("advise-out") and rows_of("cmds-out")
+                                              and rows_of("clients-out")):
+            time.sleep(0.2)
+        assert rows_of("advise-out") and rows_of("clients-out")
+        assert "set" in [r.find_elements("css selector", "td")[0].text
+                         for r in rows_of("cmds-out")]
+        page = driver.find_element("tag name", "body").text
+        assert "1 keys" not in page and "-0 s" not in page
+        # the key browser follows SCAN past empty pages (count 1, a MATCH of few keys)
+        driver.execute_script(
+            "document.getElementById('keys-match').value = 'k29*';"
+            "document.getElementById('keys-count').value = '1';"
+            "document.querySelector('#keys-form button').click();")
+        deadline = time.time() + 10
+        while time.time() < deadline and not driver.find_elements(
+                "css selector", "#keys-out tbody tr td"):
+            time.sleep(0.1)
+        cells = driver.find_elements("css selector", "#keys-out tbody tr td")
+        assert cells and cells[0].text.startswith("k29"), [c.text for c in cells[:3]]
         time.sleep(1.5)                     # a few polls drawn, for the picture
         os.makedirs(os.path.join(ROOT, "out"), exist_ok=True)
         driver.save_screenshot(os.path.join(ROOT, "out", "console.png"))

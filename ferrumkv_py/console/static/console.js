@@ -6,7 +6,8 @@
 const POLL_MS = 1000, CURVE_EVERY = 5, HISTORY = 300;
 const COLORS = ["#2f6fdb", "#d9822b", "#2b9d6b", "#8e44ad"];
 const hist = [];           // {t, ops, evict, dr, df, real, exact, rreal, rexact, alpha, used, max}
-let prev = null, polls = 0, keysCursor = "0";
+let prev = null, polls = 0, keysCursor = "0", advised = false;
+const SCAN_PAGES_MAX = 64;    // SCAN may return empty pages: follow up to this many per click
 
 const $ = (id) => document.getElementById(id);
 const fmtBytes = (b) => {
@@ -32,18 +33,45 @@ function svgEl(name, attrs, text) {
   return e;
 }
 
-// series: [{name, values: [[x, y]...], dash}], opts: {ymin, ymax, logx, xfmt, yfmt, marks}
+// Legends sit in a band above the plot, laid left to right (wrapping), never over a line.
+const LEGEND_ROW = 13, LEGEND_CHAR = 7;
+function legendRows(series, width) {
+  const rows = [[]]; let x = 0;
+  series.forEach((s, i) => {
+    const label = s.name + (s.dash ? " (dashed)" : ""), w = label.length * LEGEND_CHAR + 22;
+    if (x + w > width && rows[rows.length - 1].length) { rows.push([]); x = 0; }
+    rows[rows.length - 1].push({label, x, i, s}); x += w;
+  });
+  return rows;
+}
+
+// The y range a chart shows: fixed bounds, or (opts.zoom) the data's own range padded by a
+// tenth of it (at least opts.zoom), clamped to [opts.ymin, opts.ymax]: a one-point gap
+// between two hit rates is the point, and on a 0-100 % axis it cannot be seen.
+function yRange(pts, opts) {
+  const lo = Math.min(...pts.map((p) => p[1])), hi = Math.max(...pts.map((p) => p[1]));
+  if (!opts.zoom) {
+    return [opts.ymin !== undefined ? opts.ymin : lo, opts.ymax !== undefined ? opts.ymax : hi];
+  }
+  const pad = Math.max((hi - lo) / 10, opts.zoom / 2);
+  return [Math.max(opts.ymin !== undefined ? opts.ymin : -Infinity, lo - pad),
+          Math.min(opts.ymax !== undefined ? opts.ymax : Infinity, hi + pad)];
+}
+
+// series: [{name, values: [[x, y]...], dash}],
+// opts: {ymin, ymax, zoom, logx, xfmt, yfmt, marks}
 function draw(svg, series, opts) {
   opts = opts || {};
-  const W = svg.clientWidth || 400, H = svg.clientHeight || 170, L = 48, R = 8, T = 8, B = 20;
+  const W = svg.clientWidth || 400, H = svg.clientHeight || 170, L = 48, R = 8, B = 20;
+  const legend = series.length > 1 || (series[0] && series[0].dash) ? legendRows(series, W - L - R) : [];
+  const T = 8 + LEGEND_ROW * legend.length;
   svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
   svg.replaceChildren();
   const pts = series.flatMap((s) => s.values).filter((p) => p[1] !== null && !isNaN(p[1]));
   if (!pts.length) { svg.append(svgEl("text", {x: L, y: H / 2}, "no data yet")); return; }
   const tx = opts.logx ? (x) => Math.log10(Math.max(x, 1)) : (x) => x;
   let x0 = Math.min(...pts.map((p) => tx(p[0]))), x1 = Math.max(...pts.map((p) => tx(p[0])));
-  let y0 = opts.ymin !== undefined ? opts.ymin : Math.min(...pts.map((p) => p[1]));
-  let y1 = opts.ymax !== undefined ? opts.ymax : Math.max(...pts.map((p) => p[1]));
+  let [y0, y1] = yRange(pts, opts);
   if (x1 === x0) x1 = x0 + 1; if (y1 === y0) y1 = y0 + 1;
   const X = (x) => L + (tx(x) - x0) / (x1 - x0) * (W - L - R);
   const Y = (y) => H - B - (y - y0) / (y1 - y0) * (H - T - B);
@@ -69,16 +97,23 @@ function draw(svg, series, opts) {
       .map((p, j) => (j ? "L" : "M") + X(p[0]).toFixed(1) + "," + Y(p[1]).toFixed(1)).join("");
     if (d) svg.append(svgEl("path", {d, fill: "none", stroke: s.color || COLORS[i % 4],
                                       "stroke-width": 1.6, "stroke-dasharray": s.dash || ""}));
-    svg.append(svgEl("text", {x: W - R - 4, y: T + 10 + 12 * i, "text-anchor": "end",
-                              style: "fill:" + (s.color || COLORS[i % 4]), class: "legend"},
-                     s.name + (s.dash ? " (dashed)" : "")));
   });
+  legend.forEach((row, r) => row.forEach(({label, x, i, s}) => {
+    const color = s.color || COLORS[i % 4], y = 8 + LEGEND_ROW * r + 6;
+    svg.append(svgEl("line", {x1: L + x, y1: y - 3, x2: L + x + 10, y2: y - 3, stroke: color,
+                              "stroke-width": 2, "stroke-dasharray": s.dash || ""}));
+    svg.append(svgEl("text", {x: L + x + 13, y, style: "fill:" + color, class: "legend"}, label));
+  }));
   for (const m of (opts.marks || [])) {
     if (m.x !== undefined && m.y === undefined)
       svg.append(svgEl("line", {x1: X(m.x), y1: T, x2: X(m.x), y2: H - B, class: "mark"}));
     if (m.y !== undefined)
       svg.append(svgEl("circle", {cx: X(m.x), cy: Y(m.y), r: 4, fill: "#c0392b"}));
-    if (m.label) svg.append(svgEl("text", {x: X(m.x) + 4, y: T + 10}, m.label));
+    if (m.label) {                      // near the right edge the label reads leftwards
+      const right = X(m.x) > W - R - 80;
+      svg.append(svgEl("text", {x: X(m.x) + (right ? -4 : 4), y: T + 10,
+                                "text-anchor": right ? "end" : "start"}, m.label));
+    }
   }
 }
 
@@ -87,13 +122,14 @@ function timeSeries(fields) {
   return fields.map(([name, key, dash, color]) => ({
     name, dash, color, values: hist.map((h) => [(h.t - t0) / 1000, h[key]])}));
 }
-const tfmt = (v) => (v === 0 ? "now" : v.toFixed(0) + " s");
+const tfmt = (v) => (Math.round(v) === 0 ? "now" : Math.round(v) + " s");
+const plural = (n, one, many) => n.toLocaleString() + " " + (n === 1 ? one : many);
 
 function redraw() {
   draw($("c-ops"), timeSeries([["ops/s", "ops"]]), {ymin: 0, xfmt: tfmt});
   draw($("c-hit"), timeSeries([["server", "real"], ["exact LRU", "exact"],
                                ["server, reuses", "rreal", "4 3"], ["exact LRU, reuses", "rexact", "4 3"]]),
-       {ymin: 0, ymax: 1, yfmt: (v) => (100 * v).toFixed(0) + "%", xfmt: tfmt});
+       {ymin: 0, ymax: 1, zoom: 0.02, yfmt: (v) => (100 * v).toFixed(1) + "%", xfmt: tfmt});
   draw($("c-alpha"), timeSeries([["alpha", "alpha"]]),
        {ymin: 0, ymax: 1, yfmt: (v) => v === 1 ? "1 recency" : v === 0 ? "0 frequency" : v.toFixed(1),
         xfmt: tfmt});
@@ -101,6 +137,11 @@ function redraw() {
   draw($("c-duels"), timeSeries([["recency won", "dr"], ["frequency won", "df"]]), {ymin: 0, xfmt: tfmt});
   draw($("c-mem"), timeSeries([["used_memory", "used"], ["maxmemory", "max", "4 3"]]),
        {ymin: 0, yfmt: fmtBytes, xfmt: tfmt});
+  draw($("c-rss"), timeSeries([["RSS", "rss"], ["baseline", "base", "4 3"],
+                               ["litehit shadow", "shadow"]]),
+       {ymin: 0, yfmt: fmtBytes, xfmt: tfmt});
+  draw($("c-cpu"), timeSeries([["user", "cpu_user"], ["system", "cpu_sys"]]),
+       {ymin: 0, yfmt: (v) => (100 * v).toFixed(0) + "%", xfmt: tfmt});
 }
 
 // ---- polling ----
@@ -111,8 +152,12 @@ function update(s) {
   const mem = s.memory || {}, st = s.stats || {}, lit = s.litehit || {}, ks = s.keyspace || {};
   const keys = Object.values(ks).reduce((a, d) => a + (d.keys || 0), 0);
   const now = s.time_ms;
+  const cpu = s.cpu || {};
   const row = {t: now, alpha: num(mem.ahe_alpha), used: mem.used_memory,
-               max: mem.maxmemory || null,
+               max: mem.maxmemory || null, rss: num(mem.used_memory_rss),
+               base: num(mem.rss_baseline),
+               shadow: lit.litehit_shadow ? num(mem.litehit_shadow_memory) : null,
+               cpu_user: null, cpu_sys: null,
                // a rate over no reads is no data, not 0 %
                real: lit.litehit_window_blocks ? num(lit.litehit_window_real_hit_rate) : null,
                exact: lit.litehit_window_blocks ? num(lit.litehit_window_exact_hit_rate) : null,
@@ -126,16 +171,21 @@ function update(s) {
     row.evict = rate(st.evicted_keys, prev.evicted);
     row.dr = rate(mem.ahe_duels_recency_won, prev.dr);
     row.df = rate(mem.ahe_duels_frequency_won, prev.df);
+    row.cpu_user = rate(cpu.used_cpu_user, prev.cpu_user);     // CPU seconds per second
+    row.cpu_sys = rate(cpu.used_cpu_sys, prev.cpu_sys);
   }
   prev = {t: now, cmds: st.total_commands_processed, evicted: st.evicted_keys,
-          dr: mem.ahe_duels_recency_won, df: mem.ahe_duels_frequency_won};
+          dr: mem.ahe_duels_recency_won, df: mem.ahe_duels_frequency_won,
+          cpu_user: cpu.used_cpu_user, cpu_sys: cpu.used_cpu_sys};
   hist.push(row);
   while (hist.length > HISTORY) hist.shift();
 
   $("v-maxmemory_policy").textContent = mem.maxmemory_policy;
   $("v-memory").textContent = fmtBytes(mem.used_memory) + " / " + (mem.maxmemory ? fmtBytes(mem.maxmemory) : "no limit");
   $("v-memory").dataset.used = mem.used_memory;
-  $("v-keys").textContent = keys;
+  $("v-keys").textContent = keys.toLocaleString();
+  $("v-rss").textContent = fmtBytes(mem.used_memory_rss);
+  commandTable(s.commandstats || {}, s.latencystats || {});
   $("v-ops").textContent = row.ops === null ? "–" : Math.round(row.ops);
   $("v-connected_clients").textContent = (s.clients || {}).connected_clients;
   $("v-ahe_alpha").textContent = mem.ahe_alpha === undefined ? "n/a (not an AHE policy)" : mem.ahe_alpha.toFixed(6);
@@ -158,19 +208,67 @@ async function pollCurve(s) {
     marks.push({x: c.capacity_keys, label: "maxmemory"});
     marks.push({x: c.capacity_keys, y: lit.litehit_real_hit_rate});
   }
+  if (!advised) { advised = true; advise(); }      // the box says something from the start
   draw($("c-curve"), [{name: "exact LRU", values: pts}],
        {logx: true, ymin: 0, ymax: 1, marks, yfmt: (v) => (100 * v).toFixed(0) + "%",
-        xfmt: (v) => v >= 1e6 ? v / 1e6 + "M keys" : v >= 1e3 ? v / 1e3 + "k keys" : v + " keys"});
+        xfmt: (v) => v >= 1e6 ? v / 1e6 + "M keys" : v >= 1e3 ? v / 1e3 + "k keys" : plural(v, "key", "keys")});
   $("curve-note").textContent = `block = ${c.block_bytes} bytes; sample rate ${c.sample_rate}; ` +
-    `today ${c.capacity_keys > 0 ? c.capacity_keys + " keys" : "no maxmemory"}; server ` +
+    `today ${c.capacity_keys > 0 ? plural(c.capacity_keys, "key", "keys") : "no maxmemory"}; server ` +
     `${pct(lit.litehit_real_hit_rate)} against exact LRU ${pct(lit.litehit_exact_hit_rate)} ` +
     `(reuses: ${pct(lit.litehit_reuse_real_hit_rate)} against ${pct(lit.litehit_reuse_exact_hit_rate)})`;
+}
+
+// ---- per-command table, slowlog, clients ----
+
+// Calls, time and latency percentiles per command, busiest first (INFO commandstats and
+// latencystats, as RedisInsight and redis_exporter dashboards show them).
+function commandTable(stats, lat) {
+  const rows = Object.entries(stats).filter(([k, v]) => k.startsWith("cmdstat_") && v.calls)
+    .map(([k, v]) => [k.slice(8), v]).sort((a, b) => b[1].usec - a[1].usec).slice(0, 15);
+  $("cmds-out").querySelector("tbody").replaceChildren(...rows.map(([cmd, v]) => {
+    const p = lat["latency_percentiles_usec_" + cmd] || {};
+    return tr([cmd, v.calls.toLocaleString(), (v.usec / 1e6).toFixed(3) + " s",
+               v.usec_per_call.toFixed(1), p.p50, p.p99, p["p99.9"],
+               (v.failed_calls || 0) + (v.rejected_calls || 0)]);
+  }));
+}
+
+function tr(cells) {
+  const row = document.createElement("tr");
+  for (const v of cells) {
+    const td = document.createElement("td"); td.textContent = v === undefined ? "" : v; row.append(td);
+  }
+  return row;
+}
+
+async function runCommand(argv) {
+  const r = await getJSON("/api/command", {method: "POST",
+    headers: {"Content-Type": "application/json", "X-Ferrumkv-Console": "1"},
+    body: JSON.stringify({argv, db: 0})});
+  if (r.error || (r.reply && r.reply.error)) throw new Error(r.error || r.reply.error);
+  return r.reply;
+}
+
+async function pollOps() {
+  try {
+    const slow = await runCommand(["SLOWLOG", "GET", "10"]);
+    $("slowlog-out").querySelector("tbody").replaceChildren(...slow.map((e) =>
+      tr([e[0], new Date(e[1] * 1000).toLocaleTimeString(), (e[2] / 1000).toFixed(2),
+          e[3].join(" ").slice(0, 80), e[4]])));
+    const clients = (await runCommand(["CLIENT", "LIST"])).trim().split("\n").filter((l) => l);
+    $("clients-out").querySelector("tbody").replaceChildren(...clients.slice(0, 50).map((line) => {
+      const f = Object.fromEntries(line.split(" ").map((kv) => [kv.split("=")[0], kv.slice(kv.indexOf("=") + 1)]));
+      return tr([f.id, f.addr, f.name, f.age + " s", f.idle + " s", f.db, f.cmd, f.omem, f.user]);
+    }));
+    $("ops-note").textContent = "";
+  } catch (e) { $("ops-note").textContent = "slowlog / clients: " + e.message; }
 }
 
 async function poll() {
   try {
     const s = await getJSON("/api/snapshot");
     update(s);
+    if (polls % CURVE_EVERY === 0) await pollOps();
     if (polls++ % CURVE_EVERY === 0) await pollCurve(s);
     $("status").textContent = "live · " + new Date(s.time_ms).toLocaleTimeString();
     $("status").classList.remove("down");
@@ -183,8 +281,9 @@ async function poll() {
 
 // ---- forms ----
 
-$("advise-form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
+$("advise-form").addEventListener("submit", (ev) => { ev.preventDefault(); advise(); });
+
+async function advise() {
   const out = $("advise-out");
   try {
     const a = await getJSON("/api/advise?target=" + encodeURIComponent($("advise-target").value));
@@ -192,7 +291,7 @@ $("advise-form").addEventListener("submit", async (ev) => {
     out.replaceChildren(...Object.entries(a).map(([k, v]) =>
       row2(k, /bytes$/.test(k) ? fmtBytes(v) + " (" + v + ")" : v)));
   } catch (e) { out.replaceChildren(row2("error", e.message)); }
-});
+}
 
 function row2(a, b) {
   const tr = document.createElement("tr");
@@ -233,12 +332,21 @@ $("cmd-form").addEventListener("submit", async (ev) => {
 });
 
 async function scanKeys(cursor) {
-  const q = new URLSearchParams({db: $("keys-db").value, match: $("keys-match").value,
-                                 count: $("keys-count").value, cursor});
   const tbody = $("keys-out").querySelector("tbody");
   try {
-    const r = await getJSON("/api/keys?" + q);
+    // SCAN may answer a page with no rows (a MATCH that skips a whole page, or sparse
+    // tables): follow the cursor until there are rows or the scan ends.
+    let r;
+    for (let page = 0; page < SCAN_PAGES_MAX; page++) {
+      const q = new URLSearchParams({db: $("keys-db").value, match: $("keys-match").value,
+                                     count: $("keys-count").value, cursor});
+      r = await getJSON("/api/keys?" + q);
+      cursor = r.cursor;
+      if (r.keys.length || cursor === "0") break;
+    }
     keysCursor = r.cursor;
+    $("keys-note").textContent = r.keys.length ? "" : r.cursor === "0" ? "no keys match" :
+      "no keys in " + SCAN_PAGES_MAX + " pages: next page goes on";
     $("keys-next").disabled = r.cursor === "0";
     tbody.replaceChildren(...r.keys.map((k) => {
       const tr = document.createElement("tr");
