@@ -111,6 +111,16 @@ FLAG_WRITE = 4              # bit 2: a write, committed without a fact (client.p
                             # for its inline fast path: HOT_PATH_ATTRS)
 FLAG_KIND = FLAG_CONT | FLAG_WRITE   # a byte & FLAG_KIND == 0: a read that starts a request
 SAMPLE_RATE_MIN = 0.0001       # litehit-shadow-sample's lower bound: the bound halves no lower
+ADVISE_HEADROOM = 0.10         # LITEHIT ADVISE's maxmemory over the exact LRU's need
+KB, MB = 1024, 1024 * 1024
+
+
+def memory_setting(n: float) -> str:
+    """A maxmemory value in Redis's units, rounded up: whole mb from 1 MB on, else kb
+    (``memory_setting(59_340_000) == '57mb'``).  Complexity: O(1)."""
+    if n >= MB:
+        return "%dmb" % -(-int(n) // MB)
+    return "%dkb" % max(1, -(-int(n) // KB))
 CURVE_DEFAULT_POINTS = 16
 CONSUME_SLICE_KEYS = 4096             # keys replayed per event-loop callback (see cron)
 log = logging.getLogger("ferrumkv")
@@ -138,7 +148,7 @@ class Shadow:
                  "flags", "single", "_trace", "_seq", "_get", "_mget", "_curve",
                  "requests", "read_blocks", "writes",
                  "real_hits", "reuse_real_hits", "_window", "_facts", "_facts_bytes",
-                 "facts_dropped", "_last_ns", "window_restarts",
+                 "facts_dropped", "_last_ns", "window_restarts", "opened_ms",
                  "_slicing", "_closed")
 
     def __init__(self, server):
@@ -517,6 +527,51 @@ class Shadow:
         out["policy_vs_exact_lru_points"] = 100.0 * (reuse_real - reuse_exact)
         if not self.keep_all:
             out["sample_rate"] = self.sample_rate
+        out.update(self._plan(out, target))
+        return out
+
+    # ---- advice you can act on ----
+    #
+    # The curve sizes memory for an exact LRU; the server runs its own policy, and the window
+    # may be young.  So the advice also says: whether the running policy already reaches the
+    # target (its own hit rate over the same reads), the maxmemory to set with headroom for
+    # sampled eviction (ADVISE_HEADROOM, rounded up to a whole MB or KB, in Redis's units),
+    # how old the window is, and the ceiling its first uses impose (a read of a key never
+    # seen in the window misses at any size: max_hit_rate).  ``action`` is the one line to
+    # act on.  Complexity: O(1) past the curve's bisection.
+
+    def _plan(self, a: dict, target: float | None) -> dict:
+        from .config import format_memory_human as human
+        age_s = max(self.server.ks.now_ms - self.opened_ms, 0) // 1000
+        policy = self.server.config["maxmemory-policy"]
+        out = {"window_age_seconds": age_s, "first_use_share": 1.0 - a["max_hit_rate"],
+               "policy": policy}
+        if "capacity_bytes" in a:
+            out["capacity_human"] = human(a["capacity_bytes"])
+        if target is None:
+            return out
+        meets = self.read_blocks > 0 and a["real_hit_rate"] >= target
+        out["policy_meets_target"] = "yes" if meets else "no"
+        a["target_reachable"] = "yes" if a["target_reachable"] else "no"
+        want = "%.1f %%" % (100 * target)
+        if meets:
+            out["action"] = ("none: %s already reaches %.1f %% (target %s) at maxmemory %s"
+                             % (policy, 100 * a["real_hit_rate"], want,
+                                human(self.server.maxmemory) if self.server.maxmemory
+                                else "unlimited"))
+        elif a["target_reachable"] == "yes":
+            setting = memory_setting(a["target_capacity_bytes"] * (1 + ADVISE_HEADROOM))
+            out["target_capacity_human"] = human(a["target_capacity_bytes"])
+            out["target_maxmemory"] = setting
+            out["action"] = ("CONFIG SET maxmemory %s (an exact LRU needs %s for %s; %d %% "
+                             "headroom for sampled eviction)"
+                             % (setting, human(a["target_capacity_bytes"]), want,
+                                round(100 * ADVISE_HEADROOM)))
+        else:
+            out["action"] = ("not reachable in this window: %.1f %% of its reads were first "
+                             "uses, which miss at any size, so the ceiling is %.1f %% (the "
+                             "window is %d s old: a longer one may lift it)"
+                             % (100 * out["first_use_share"], 100 * a["max_hit_rate"], age_s))
         return out
 
     def curve(self, points: int) -> list:
@@ -594,6 +649,7 @@ class Shadow:
         self.facts_dropped = 0
         self._last_ns = 0
         self._seq = 0
+        self.opened_ms = self.server.ks.now_ms     # the window's start (ADVISE's age)
 
     def save_path(self) -> str:
         """Where LITEHIT SAVE writes: ``litehit_facts.csv`` (FACTS_FILE_NAME) in ``dir``."""

@@ -77,7 +77,10 @@ def litehit_advise(c, argv):
 
     Rates are fractions (0.8 = 80 %); ``policy_vs_exact_lru_points`` compares the server's
     hits with an exact LRU's on the same reuses (percentage points, positive = the policy
-    beats LRU)."""
+    beats LRU).  With a target: ``policy_meets_target`` (the running policy's own hit rate
+    against it), ``target_maxmemory`` (the exact LRU's need plus headroom, in Redis's
+    units), and ``action``, the one line to act on; ``window_age_seconds`` and
+    ``first_use_share`` say how young the window is and the ceiling its first uses set."""
     if len(argv) > 3:
         raise CommandError("syntax error")
     target = None

@@ -103,7 +103,7 @@ def test_advise_against_a_hand_computed_curve(make_server):
     assert a[b"hit_rate_at_0.5x"] == b"0.000000"        # capacity 1
     assert a[b"hit_rate_at_2x"] == b"0.428571"
     assert a[b"max_hit_rate"] == b"0.428571"
-    assert a[b"target_reachable"] == 1
+    assert a[b"target_reachable"] == b"yes"
     assert a[b"target_capacity_blocks"] == 3             # 2 blocks give nothing
     assert a[b"target_capacity_bytes"] == 3000
     assert a[b"reuse_blocks"] == 3
@@ -111,7 +111,14 @@ def test_advise_against_a_hand_computed_curve(make_server):
     assert a[b"reuse_real_hit_rate"] == b"0.000000"     # the keys were never set
     assert a[b"policy_vs_exact_lru_points"] == b"-100.000000"
     b = r.execute_command("LITEHIT", "ADVISE", "0.5")
-    assert b[b"target_reachable"] == 0 and b"target_capacity_blocks" not in b
+    assert b[b"target_reachable"] == b"no" and b"target_capacity_blocks" not in b
+    # 4 of the 7 reads are first uses: the ceiling is 3/7 whatever the memory
+    assert b[b"first_use_share"] == b"0.571429" and b[b"policy_meets_target"] == b"no"
+    assert b[b"action"].startswith(b"not reachable in this window: 57.1 % of its reads")
+    assert a[b"policy_meets_target"] == b"no"             # the keys were never set
+    assert a[b"action"] == (b"CONFIG SET maxmemory 4kb (an exact LRU needs 2.93K for 40.0 %; "
+                            b"10 % headroom for sampled eviction)")
+    assert a[b"target_maxmemory"] == b"4kb" and a[b"policy"] == b"allkeys-lru"
     assert b"target_hit_rate" not in r.execute_command("LITEHIT", "ADVISE")
     for bad in ("1.5", "-0.1", "x"):
         with pytest.raises(redis.ResponseError):
@@ -153,3 +160,51 @@ def test_ahe_alpha_says_which_end_is_recency(make_server, alpha, leaning):
     s = make_server(maxmemory_policy="allkeys-ahe", ahe_alpha_init=str(alpha))
     mem = redis.Redis(port=s.port, protocol=2).info("memory")
     assert mem["ahe_alpha"] == alpha and mem["ahe_alpha_leaning"] == leaning
+
+
+ADVICE_UNIVERSE = 20_000            # keys of the Zipf workload below
+ADVICE_READS = 30_000
+
+
+def _zipf_keys(seed: int) -> list:
+    """A Zipf(0.9) read stream over ADVICE_UNIVERSE keys, the same for a seed whatever the
+    cache does (the read-through's writes depend on no random draw)."""
+    import itertools
+    import random
+    rng = random.Random(seed)
+    cum = list(itertools.accumulate(1 / i ** 0.9 for i in range(1, ADVICE_UNIVERSE + 1)))
+    return [b"k%d" % k for k in rng.choices(range(ADVICE_UNIVERSE), cum_weights=cum,
+                                            k=ADVICE_READS)]
+
+
+def _read_through(port: int, keys: list) -> float:
+    """GET each key, SET it (8-39 bytes, fixed per key) on a miss; the server's hit rate."""
+    import zlib
+    r = redis.Redis(port=port, socket_timeout=10)
+    hits = 0
+    for k in keys:
+        if r.get(k) is None:
+            r.set(k, b"v" * (8 + zlib.crc32(k) % 32))
+        else:
+            hits += 1
+    r.close()
+    return hits / len(keys)
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-ahe"])
+def test_following_the_advice_reaches_the_target(make_server, policy):
+    """The advice checked the honest way: a cache too small for 60 % asks LITEHIT ADVISE
+    0.6, a second server gets the maxmemory it names, the same workload replays there, and
+    the hit rate it reaches is at least the target."""
+    keys = _zipf_keys(7)
+    small = make_server(maxmemory="256kb", maxmemory_policy=policy, litehit_shadow="yes")
+    reached = _read_through(small.port, keys)
+    r = redis.Redis(port=small.port)
+    easy = r.execute_command("LITEHIT", "ADVISE", "%.2f" % (reached - 0.05))
+    assert easy[b"policy_meets_target"] == b"yes" and easy[b"action"].startswith(b"none: ")
+    a = r.execute_command("LITEHIT", "ADVISE", "0.6")
+    assert reached < 0.6 and a[b"policy_meets_target"] == b"no"
+    setting = a[b"target_maxmemory"].decode()
+    assert a[b"action"].startswith(b"CONFIG SET maxmemory " + setting.encode())
+    big = make_server(maxmemory=setting, maxmemory_policy=policy)
+    assert _read_through(big.port, keys) >= 0.6
