@@ -177,7 +177,7 @@ def _zipf_keys(seed: int) -> list:
                                             k=ADVICE_READS)]
 
 
-def _read_through(port: int, keys: list) -> float:
+def _hit_rate_read_through(port: int, keys: list) -> float:
     """GET each key, SET it (8-39 bytes, fixed per key) on a miss; the server's hit rate."""
     import zlib
     r = redis.Redis(port=port, socket_timeout=10)
@@ -198,7 +198,7 @@ def test_following_the_advice_reaches_the_target(make_server, policy):
     the hit rate it reaches is at least the target."""
     keys = _zipf_keys(7)
     small = make_server(maxmemory="256kb", maxmemory_policy=policy, litehit_shadow="yes")
-    reached = _read_through(small.port, keys)
+    reached = _hit_rate_read_through(small.port, keys)
     r = redis.Redis(port=small.port)
     easy = r.execute_command("LITEHIT", "ADVISE", "%.2f" % (reached - 0.05))
     assert easy[b"policy_meets_target"] == b"yes" and easy[b"action"].startswith(b"none: ")
@@ -207,4 +207,4 @@ def test_following_the_advice_reaches_the_target(make_server, policy):
     setting = a[b"target_maxmemory"].decode()
     assert a[b"action"].startswith(b"CONFIG SET maxmemory " + setting.encode())
     big = make_server(maxmemory=setting, maxmemory_policy=policy)
-    assert _read_through(big.port, keys) >= 0.6
+    assert _hit_rate_read_through(big.port, keys) >= 0.6
