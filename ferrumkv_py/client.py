@@ -32,8 +32,8 @@ from .client_state import ClientState
 from .errors import CommandError, WrongTypeError
 from .registry import COMMANDS, lookup
 from .notify import NOTIFY_STRING
-from .resp import (NULL_ARRAY, OK, QUEUED, ProtocolError, QueryBufferLimit, Raw,
-                   RequestReader, encode, encode_error)
+from .resp import (NULL_ARRAY, OK, QUEUED, ProtocolError, Pushed, QueryBufferLimit,
+                   Raw, RequestReader, encode, encode_error)
 from .shadow import FLAG_WRITE     # the shadow's hot-path contract (shadow.HOT_PATH_ATTRS)
 
 POSTPONED = Raw(b"")    # call(): CLIENT PAUSE holds the command (compared by identity)
@@ -497,7 +497,7 @@ class Client(asyncio.Protocol, ClientState):
         t = reply.__class__
         if t is bytes:
             out = b"$%d\r\n%b\r\n" % (len(reply), reply)
-        elif t is Raw:
+        elif t is Raw or t is Pushed:   # Pushed stays Pushed: gate_reply lets it through
             out = reply
         elif reply is None:
             out = b"_\r\n" if self.proto == 3 else b"$-1\r\n"
@@ -608,7 +608,8 @@ class Client(asyncio.Protocol, ClientState):
             self.data_received(b"")     # what arrived during the pause
 
     def gate_reply(self, r: bytes) -> bytes:
-        """CLIENT REPLY OFF / SKIP: drop a command's reply (Redis resetClient's flags)."""
+        """CLIENT REPLY OFF / SKIP: drop a command's reply (Redis resetClient's flags), but
+        not pub/sub confirmations (``resp.Pushed``), which Redis writes while pushing."""
         gate = self.reply_gate
         if gate == "skip_next":         # CLIENT REPLY SKIP itself: the next one is skipped
             self.reply_gate = "skip"
@@ -616,7 +617,7 @@ class Client(asyncio.Protocol, ClientState):
         if gate == "skip":
             self.reply_gate = None
             self.update_slow_path()
-        return b""
+        return r if r.__class__ is Pushed else b""   # pub/sub confirmations: resp.Pushed
 
     # ---- transactions ----
 

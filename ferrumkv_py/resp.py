@@ -51,6 +51,12 @@ class Raw(bytes):
     """Already-encoded bytes, identical in RESP2 and RESP3 (``+OK\\r\\n``)."""
 
 
+class Pushed(Raw):
+    """Encoded frames Redis writes with CLIENT_PUSHING set: the (un)subscribe confirmations,
+    in either protocol.  CLIENT REPLY OFF / SKIP silence replies, not these (networking.c,
+    prepareClientToWrite), so the gate lets them through (``Client.gate_reply``)."""
+
+
 class _NullArray:
     __slots__ = ()
 
@@ -126,7 +132,7 @@ def _encode_into(out: list, r, proto: int) -> None:
     t = r.__class__
     if t is bytes:
         out.append(b"$%d\r\n%b\r\n" % (len(r), r))
-    elif t is Raw:
+    elif t is Raw or t is Pushed:
         out.append(r)
     elif t is int:
         out.append(b":%d\r\n" % r)

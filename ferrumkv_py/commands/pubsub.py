@@ -14,7 +14,7 @@ from .. import errors
 from ..errors import CommandError
 from ..resp import push_frame as frame
 from ..registry import command
-from ..resp import Raw, Status
+from ..resp import Pushed, Raw, Status
 from ._util import glob_matcher
 
 _PUBSUB_FLAGS = "pubsub noscript loading stale"
@@ -28,17 +28,17 @@ def _shard_count(c) -> int:
     return len(c.sub_shard)
 
 
-def _subscribe(c, argv, kind: bytes, shard: bool) -> Raw:
+def _subscribe(c, argv, kind: bytes, shard: bool) -> Pushed:
     ps = c.server.pubsub
     out = []
     for ch in argv[1:]:
         ps.subscribe(c, ch, shard)
         out.append(frame(c.proto, [kind, ch, _shard_count(c) if shard else _count(c)]))
     c.update_slow_path()
-    return Raw(b"".join(out))
+    return Pushed(b"".join(out))
 
 
-def _unsubscribe(c, argv, kind: bytes, shard: bool) -> Raw:
+def _unsubscribe(c, argv, kind: bytes, shard: bool) -> Pushed:
     ps = c.server.pubsub
     count = _shard_count if shard else _count
     names = argv[1:] or list(c.sub_shard if shard else c.sub_channels)
@@ -49,7 +49,7 @@ def _unsubscribe(c, argv, kind: bytes, shard: bool) -> Raw:
     if not names:
         out.append(frame(c.proto, [kind, None, count(c)]))
     c.update_slow_path()
-    return Raw(b"".join(out))
+    return Pushed(b"".join(out))
 
 
 @command("subscribe", -2, _PUBSUB_FLAGS, group="pubsub")
@@ -91,7 +91,7 @@ def psubscribe(c, argv):
         ps.psubscribe(c, pat)
         out.append(frame(c.proto, [b"psubscribe", pat, _count(c)]))
     c.update_slow_path()
-    return Raw(b"".join(out))
+    return Pushed(b"".join(out))
 
 
 @command("punsubscribe", -1, _PUBSUB_FLAGS, group="pubsub")
@@ -107,7 +107,7 @@ def punsubscribe(c, argv):
     if not names:
         out.append(frame(c.proto, [b"punsubscribe", None, _count(c)]))
     c.update_slow_path()
-    return Raw(b"".join(out))
+    return Pushed(b"".join(out))
 
 
 @command("publish", 3, "pubsub loading stale fast", group="pubsub")

@@ -11,6 +11,7 @@ import pytest
 import redis
 
 from ferrumkv_py.pubsub import PubSub
+from tests.ferrumkv.container_diff import encode_command
 from tests.ferrumkv.events_diff import PONG2, PONG3, Conn
 
 # One connection's RESP2 session: subscribed-state rules, counts, null channel, RESET.
@@ -349,3 +350,34 @@ def test_random_pubsub_matches_redis(server, redis_server, seed):
     ours = _random_pubsub(server.port, seed)
     assert ours == _random_pubsub(redis_server, seed)
     assert any(isinstance(x, list) and any(x) for x in ours)   # messages were delivered
+
+
+def _reply_off_session(port: int, proto: int) -> list:
+    """CLIENT REPLY OFF, then (P)(UN)SUBSCRIBE, a message, and REPLY ON: what arrives."""
+    c, p = Conn(port), Conn(port)
+    try:
+        if proto == 3:
+            c.cmd("HELLO", "3")
+        for args in (("CLIENT", "REPLY", "OFF"), ("SUBSCRIBE", "ch"), ("PSUBSCRIBE", "c*")):
+            c.send(encode_command([a.encode() for a in args]))
+        frames = [c.read_reply(), c.read_reply()]         # the two confirmations
+        assert p.cmd("PUBLISH", "ch", "hi") == b":2\r\n"
+        frames += [c.read_reply(), c.read_reply()]        # message and pmessage
+        if proto == 3:                                    # RESP2 allows no CLIENT in here
+            c.send(encode_command([b"CLIENT", b"REPLY", b"OFF"]))
+            c.send(encode_command([b"UNSUBSCRIBE", b"ch"]))
+            frames.append(c.read_reply())
+        return frames
+    finally:
+        c.close()
+        p.close()
+
+
+@pytest.mark.needs_redis
+@pytest.mark.parametrize("proto", [2, 3])
+def test_reply_off_does_not_silence_pubsub_confirmations(server, redis_server, proto):
+    """Redis writes (un)subscribe confirmations while 'pushing', which CLIENT REPLY OFF does
+    not silence (unit/pubsub "PubSub messages with CLIENT REPLY OFF" hung here)."""
+    ours = _reply_off_session(server.port, proto)
+    assert ours == _reply_off_session(redis_server, proto)
+    assert b"subscribe" in ours[0] and b"psubscribe" in ours[1]
