@@ -466,7 +466,7 @@ class Client(asyncio.Protocol, ClientState):
                 and (self.sub_channels or self.sub_patterns or self.sub_shard)):
             return self._reject("ERR " + errors.PUBSUB_CONTEXT % spec.name, spec)
         ops = server.ops
-        if ops.pause_type is not None and ops.holds(self, spec):
+        if ops.pause_type is not None and ops.holds(self, spec, argv):
             return POSTPONED            # CLIENT PAUSE (ops.py): run when it ends
         if multi is not None and spec.name not in _MULTI_IMMEDIATE:
             multi.append((spec, argv))

@@ -165,7 +165,9 @@ def _clients(server) -> list:
         ("client_recent_max_output_buffer",
          max((c.transport.get_write_buffer_size() for c in server.clients.values()
               if c.transport is not None and not c.transport.is_closing()), default=0)),
-        ("blocked_clients", server.blocking.blocked),
+        # blocking commands' waiters, and clients postponed by CLIENT PAUSE: Redis blocks
+        # those too (BLOCKED_POSTPONE), so its tests wait on this count for a paused write
+        ("blocked_clients", server.blocking.blocked + len(server.ops.held)),
         ("tracking_clients", server.tracking.clients),
         ("clients_in_timeout_table", server.blocking.timed),
     ]

@@ -147,7 +147,8 @@ class Database(SlotTable):
                         self.lfu[s] = n
                 self.lru[s] = now
                 return s
-            self._expire_slot(s)
+            if not ks.expire_frozen:    # CLIENT PAUSE: missing, but not deleted
+                self._expire_slot(s)
         ks.misses += 1
         if ks.miss_hook is not None:
             ks.miss_hook(key)
@@ -177,7 +178,8 @@ class Database(SlotTable):
                         self.lfu[s] = n
                 self.lru[s] = now
                 return self.vals[s]
-            self._expire_slot(s)
+            if not ks.expire_frozen:    # CLIENT PAUSE: missing, but not deleted
+                self._expire_slot(s)
         ks.misses += 1
         if ks.miss_hook is not None:
             ks.miss_hook(key)
@@ -205,7 +207,8 @@ class Database(SlotTable):
         if s is not None and self.vslots:
             x = self.exp[s]
             if x and x < ks.now_ms:
-                self._expire_slot(s)
+                if not ks.expire_frozen:    # CLIENT PAUSE: missing, but not deleted
+                    self._expire_slot(s)
                 s = None
         if stats:
             if s is None:
@@ -564,6 +567,10 @@ class Keyspace:
         self.expired_stale_perc = 0.0
         self.expired_time_cap_reached_count = 0
         self.expire_next_db = 0       # where the next active expire cycle starts
+        # CLIENT PAUSE (ops.py): reads see a key past its deadline as missing but leave it
+        # (Redis expireIfNeeded while paused: deleting would be a write); active expiry
+        # waits for the pause's end too
+        self.expire_frozen = False
         self.slot_moves = 0           # keys moved by compaction (slot numbers changed)
         # Policy hooks, set by the eviction layer: LFU touch on every access when on.
         self.lfu_on = False

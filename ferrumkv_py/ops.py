@@ -153,6 +153,7 @@ class Ops:
         """Start or extend a pause: the later end and the stricter kind win, as Redis
         merges two CLIENT PAUSEs.  Complexity: O(clients)."""
         end = self.server.clock.now_ms() + timeout_ms
+        self.server.ks.expire_frozen = True       # reads leave expired keys (keyspace.py)
         if self.pause_type is None:
             self.pause_type, self.pause_end_ms = kind, end
         else:
@@ -195,6 +196,7 @@ class Ops:
             self._pause_timer.cancel()
             self._pause_timer = None
         self.pause_type = None
+        self.server.ks.expire_frozen = False
         for x in self.server.clients.values():
             x.update_slow_path()
         held, self.held = self.held, []
@@ -206,19 +208,28 @@ class Ops:
         data set still during a pause)."""
         return self.pause_type is not None
 
-    def holds(self, c, spec) -> bool:
+    def holds(self, c, spec, argv: list) -> bool:
         """Is this call postponed?  ALL: every command; WRITE: write and may_replicate
-        commands (EVAL, PUBLISH ...) and an EXEC whose queue has one (Redis 7.0
-        processCommand).  Monitors are never paused (Redis: replicas)."""
+        commands (EVAL, PUBLISH, PFCOUNT ...) and an EXEC whose queue has one (Redis 7.0
+        processCommand).  A script command's flags are its script's, as Redis's
+        getCommandFlags reads them: EVAL of a ``#!lua flags=no-writes`` body, EVALSHA of
+        such a cached script and FCALL of a no-writes function run during a WRITE pause
+        (the handler's ``may_write(c, argv)``, commands/scripting.py and functions.py).
+        Monitors are never paused (Redis: replicas)."""
         if c in self.monitors:
             return False
         if self.pause_type == "all":
             return True
-        if spec.write or "may_replicate" in spec.flags:
-            return True
         if spec.name == "exec" and c.multi:
-            return any(s.write or "may_replicate" in s.flags for s, _ in c.multi)
+            return any(_may_replicate(c, s, a) for s, a in c.multi)
+        return _may_replicate(c, spec, argv)
+
+
+def _may_replicate(c, spec, argv: list) -> bool:
+    if not (spec.write or "may_replicate" in spec.flags):
         return False
+    may_write = getattr(spec.handler, "may_write", None)
+    return may_write is None or may_write(c, argv)
 
 
 def _peer(c) -> str:

@@ -231,8 +231,10 @@ def config_help(c, argv):
 # Redis 7.0 reports command flags in this order (server.c addReplyCommandFlags).
 FLAG_ORDER = ("write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
               "blocking", "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast",
-              "noauth", "may_replicate", "no_mandatory_keys", "no_multi", "movablekeys",
-              "allow_busy")
+              "noauth", "no_mandatory_keys", "no_multi", "movablekeys", "allow_busy")
+# Flags Redis 7.0 keeps and does not report ("hidden on purpose" in its table): the table
+# still carries may_replicate, which CLIENT PAUSE WRITE reads (ops.Ops.holds)
+HIDDEN_FLAGS = frozenset({"may_replicate"})
 # ACL categories in Redis's table order, and the category each command group implies.
 ACL_ORDER = ("keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
              "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
@@ -244,8 +246,13 @@ GROUP_ACL = {"generic": "keyspace", "string": "string", "list": "list", "hash": 
 
 
 def _flags(spec) -> list:
-    known = [f for f in FLAG_ORDER if f in spec.flags]
-    known += sorted(f for f in spec.flags if f not in FLAG_ORDER)
+    return _flag_replies(spec.flags)
+
+
+def _flag_replies(names) -> list:
+    """COMMAND INFO's flags: Redis's order, then ours sorted, the hidden ones left out."""
+    known = [f for f in FLAG_ORDER if f in names]
+    known += sorted(f for f in names if f not in FLAG_ORDER and f not in HIDDEN_FLAGS)
     return [Status(b"no_auth" if f == "noauth" else f.encode()) for f in known]
 
 
@@ -289,10 +296,7 @@ def command_info(spec) -> list:
 
 
 def _flags_with(spec, extra: str) -> list:
-    names = set(spec.flags) | {extra}
-    known = [f for f in FLAG_ORDER if f in names]
-    known += sorted(f for f in names if f not in FLAG_ORDER)
-    return [Status(b"no_auth" if f == "noauth" else f.encode()) for f in known]
+    return _flag_replies(set(spec.flags) | {extra})
 
 
 def syntax_arguments(spec) -> list:

@@ -199,7 +199,8 @@ def client_line(c, now: float) -> str:
                  + (tr.flag_chars() if tr is not None else "")) or "N"
     if c in c.server.ops.monitors:      # MONITOR (ops.py): Redis's 'O' comes first
         flags = "O" + ("" if flags == "N" else flags)
-    if c.bstate is not None:            # blocked (blocking.py): after P and x
+    if c.bstate is not None or c.held is not None:   # blocked (blocking.py), or postponed
+        # by CLIENT PAUSE (Redis blocks it: BLOCKED_POSTPONE): 'b', after P and x
         flags = flags.replace("N", "")
         at = 1 if flags[:1] == "P" else 0
         flags = flags[:at] + "b" + flags[at:]

@@ -173,6 +173,17 @@ def fcall(c, argv):
     return _fcall(c, argv, False)
 
 
+def _fcall_may_write(c, argv: list) -> bool:
+    """FCALL's flags are its function's (Redis fcallGetCommandFlags): a ``no-writes``
+    function runs during CLIENT PAUSE WRITE (ops.Ops.holds)."""
+    eng = c.server.__dict__.get("scripting")
+    entry = None if eng is None or eng.functions is None else eng.functions.funcs.get(argv[1])
+    return entry is None or "no-writes" not in entry[2]
+
+
+fcall.may_write = _fcall_may_write
+
+
 @command("fcall_ro", -3, "noscript stale skip_monitor no_mandatory_keys readonly movablekeys",
          group="scripting")
 def fcall_ro(c, argv):

@@ -74,7 +74,7 @@ def pfadd(c, argv):
     return 1 if updated else 0
 
 
-@command("pfcount", -2, "readonly", first_key=1, last_key=-1, group="hyperloglog")
+@command("pfcount", -2, "readonly may_replicate", first_key=1, last_key=-1, group="hyperloglog")
 def pfcount(c, argv):
     """PFCOUNT key [key ...]
     Returns the estimated cardinality of a HyperLogLog, or of the union of several."""

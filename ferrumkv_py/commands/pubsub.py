@@ -110,14 +110,14 @@ def punsubscribe(c, argv):
     return Pushed(b"".join(out))
 
 
-@command("publish", 3, "pubsub loading stale fast", group="pubsub")
+@command("publish", 3, "pubsub loading stale fast may_replicate", group="pubsub")
 def publish(c, argv):
     """PUBLISH channel message
     Posts a message to a channel; returns how many clients received it."""
     return c.server.pubsub.publish(argv[1], argv[2])
 
 
-@command("spublish", 3, "pubsub loading stale fast", first_key=1, last_key=1,
+@command("spublish", 3, "pubsub loading stale fast may_replicate", first_key=1, last_key=1,
          step=1, group="pubsub")
 def spublish(c, argv):
     """SPUBLISH shardchannel message

@@ -49,6 +49,32 @@ def _evalsha(c, argv: list, ro: bool):
     return eng.eval(c, script, argv, numkeys, ro)
 
 
+# ---- the flags a script gives its command (Redis evalGetCommandFlags) ----
+# A script that declares ``no-writes`` makes EVAL / EVALSHA act as a read: CLIENT PAUSE
+# WRITE lets it run (ops.Ops.holds reads ``handler.may_write``).  A body that is not cached
+# yet, a script without a shebang and a bad shebang keep the command's own flags.
+
+
+def _flags_may_write(flags) -> bool:
+    return flags is None or "no-writes" not in flags
+
+
+def _eval_may_write(c, argv: list) -> bool:
+    from ..scripting.scripts import parse_shebang
+    try:
+        flags, _ = parse_shebang(argv[1])
+    except CommandError:
+        return True                     # the command will fail as it runs
+    return _flags_may_write(flags)
+
+
+def _evalsha_may_write(c, argv: list) -> bool:
+    eng = c.server.__dict__.get("scripting")     # no engine yet: nothing is cached
+    script = None if eng is None else (eng.scripts.get(argv[1])
+                                       or eng.scripts.get(argv[1].lower()))
+    return script is None or _flags_may_write(script.flags)
+
+
 @command("eval", -3, _EVAL_FLAGS, group="scripting")
 def eval_(c, argv):
     """EVAL script numkeys [key [key ...]] [arg [arg ...]]
@@ -145,3 +171,7 @@ def script_help(c, argv):
         "HELP",
         "    Prints this help.")]
 
+
+
+eval_.may_write = _eval_may_write
+evalsha.may_write = _evalsha_may_write

@@ -430,14 +430,23 @@ def test_client_pause_write_holds_writes_not_reads(server):
         other = RawConn(server.port)
         other.send(b"*3\r\n$4\r\nEVAL\r\n$8\r\nreturn 1\r\n$1\r\n0\r\n")
         assert _silent(other)                                   # may_replicate: held
-        # PUBLISH is not may_replicate in Redis 7.0 (it is in 7.2): it runs
-        assert _cmd(admin, "PUBLISH", "ch", "m") == b":0\r\n"
+        # PUBLISH and PFCOUNT are may_replicate in 7.0.15 (hidden in COMMAND INFO): held
+        pub = RawConn(server.port)
+        pub.send(b"*3\r\n$7\r\nPUBLISH\r\n$2\r\nch\r\n$1\r\nm\r\n")
+        assert _silent(pub)
+        # held clients count as blocked, as Redis blocks them (BLOCKED_POSTPONE)
+        info = _cmd(admin, "INFO", "clients")
+        assert b"blocked_clients:3\r\n" in info, info
+        listing = _cmd(admin, "CLIENT", "LIST")
+        assert listing.count(b" flags=b ") == 3, listing
         assert _cmd(admin, "EVAL_RO", "return 1", 0) == b":1\r\n"   # read-only: runs
         assert _cmd(admin, "CLIENT", "UNPAUSE") == b"+OK\r\n"
         assert w.read_reply() == b"+OK\r\n"
         assert w.read_reply() == b"$1\r\nv\r\n"
         assert other.read_reply() == b":1\r\n"
+        assert pub.read_reply() == b":0\r\n"
         other.close()
+        pub.close()
         assert _cmd(w, "SET", "k", "2") == b"+OK\r\n"           # reads again afterwards
     finally:
         admin.close()
@@ -511,6 +520,47 @@ def test_pause_suspends_active_expiry(server, r2):
     r2.execute_command("CLIENT", "UNPAUSE")
     server.call(server.server.cron)
     assert r2.dbsize() == 0
+
+
+def test_pause_reads_see_expired_keys_missing_but_leave_them(server, r2):
+    """Redis's expireIfNeeded while paused: an expired key reads as missing, is not
+    deleted (that would be a write) and counts no expiry until the pause ends."""
+    base = r2.info("stats")["expired_keys"]
+    r2.set("a", "v", px=5)
+    r2.set("b", "v", px=5)
+    r2.client_pause(100000, all=False)
+    time.sleep(0.02)
+    assert r2.get("a") is None and r2.exists("b") == 0 and r2.ttl("a") == -2
+    assert r2.info("stats")["expired_keys"] == base
+    assert r2.dbsize() == 2                      # both still stored
+    r2.execute_command("CLIENT", "UNPAUSE")
+    assert r2.get("a") is None and r2.get("b") is None
+    assert r2.info("stats")["expired_keys"] == base + 2
+
+
+def test_pause_lets_no_writes_scripts_run(server, r2):
+    """A script's flags are its command's (Redis getCommandFlags): EVAL / EVALSHA of a
+    no-writes script and FCALL of a no-writes function run during a WRITE pause; a
+    script without a shebang, or that may write, waits."""
+    body = "#!lua flags=no-writes\nreturn 'ro'"
+    sha = r2.script_load(body)
+    r2.function_load("#!lua name=lib\nredis.register_function{function_name='f', "
+                     "callback=function() return 'fn' end, flags={'no-writes'}}\n"
+                     "redis.register_function('w', function() return 'w' end)", replace=True)
+    admin = RawConn(server.port)
+    try:
+        assert _cmd(admin, "CLIENT", "PAUSE", 100000, "WRITE") == b"+OK\r\n"
+        assert _cmd(admin, "EVAL", body, 0) == b"$2\r\nro\r\n"
+        assert _cmd(admin, "EVALSHA", sha, 0) == b"$2\r\nro\r\n"
+        assert _cmd(admin, "FCALL", "f", 0) == b"$2\r\nfn\r\n"
+        waiting = RawConn(server.port)
+        waiting.send(b"*3\r\n$5\r\nFCALL\r\n$1\r\nw\r\n$1\r\n0\r\n")
+        assert _silent(waiting)
+        assert _cmd(admin, "CLIENT", "UNPAUSE") == b"+OK\r\n"
+        assert waiting.read_reply() == b"$1\r\nw\r\n"
+        waiting.close()
+    finally:
+        admin.close()
 
 
 # ---- CLIENT REPLY / NO-EVICT ----
