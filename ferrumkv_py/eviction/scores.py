@@ -3,9 +3,10 @@
 Each score is a small function over one key's numbers, written in the subset of Python that
 numba compiles.  ``kernel.py`` compiles these very functions into ``pick_victims`` (inlined,
 the compiled path); the Python sampler (``sampler.py``, the path for several databases) and
-the controllers' ``scores()`` call them as plain Python; the research simulator
-(``research/evsim_ahe``) imports them.  So changing a score is one edit here, and the
-kernel recompiles by itself: its cache stamp covers this file (``kernel.SOURCE_STAMP``).
+the controllers' ``scores()`` call them as plain Python.  So changing a score is one edit
+here, and the kernel recompiles by itself: its cache stamp covers this file
+(``kernel.SOURCE_STAMP``).  (The research simulator, ``research/evsim_ahe``, still scores
+with its own variants: float seconds, recency on a log scale, sketch counters.)
 
 The scores::
 
