@@ -32,10 +32,11 @@ parameters (``scores.EpsParams`` / ``AdaptParams``)::
                 columns), for the adaptive controller's duel
 
 numba's cache watches this file only, so a cached kernel would not see an edit to a score
-or to a constant it froze from another module; ``SOURCE_STAMP`` hashes every module the
-kernels read (``FROZEN_MODULES``), ``_built_stamp`` returns the stamp the cached code was
-compiled with, and a mismatch at import flushes the kernels' caches (they then compile
-afresh, once).
+or to a constant it froze from another module.  ``SOURCE_STAMP`` hashes what the kernels
+take from elsewhere: scores.py whole, the source of ``lfu.decayed``, and every upper-case
+number of the modules they read (``FROZEN_MODULES``), so an edit elsewhere in those modules
+costs no recompilation; ``_built_stamp`` returns the stamp the cached code was compiled
+with, and a mismatch at import flushes the kernels' caches (they then compile afresh, once).
 
 A slot chosen (victim or expired) is marked taken in ``lru`` as ``-2 - lru`` until Python
 unlinks it, so one call never returns a slot twice; ``stamps`` gives Python the original
@@ -48,7 +49,7 @@ Complexity: O(victims * samples) expected per call, O(EVPOOL_SIZE) per pool inse
 from __future__ import annotations
 
 import hashlib
-import sys
+import inspect
 from array import array
 
 import numpy as np
@@ -65,15 +66,20 @@ from .lfu import MS_PER_MINUTE
 from .probation import PROBATION_COUNTER
 
 # the modules whose functions or constants the kernels freeze at compile time
-FROZEN_MODULES = (sys.modules[__name__], kernel_abi, lfu, probation, scores, slots, values)
+FROZEN_MODULES = (kernel_abi, lfu, probation, scores, slots, values)
 
 
 def _source_stamp() -> int:
-    """A 62-bit hash of the source files of FROZEN_MODULES.  Complexity: O(their size)."""
+    """A 62-bit hash of what the kernels freeze from other modules (see the module
+    docstring).  Complexity: O(scores.py's size + the modules' names)."""
     h = hashlib.sha256()
+    with open(scores.__file__, "rb") as f:
+        h.update(f.read())
+    h.update(inspect.getsource(lfu.decayed).encode())
     for mod in FROZEN_MODULES:
-        with open(mod.__file__, "rb") as f:
-            h.update(f.read())
+        for name, value in sorted(vars(mod).items()):
+            if name.isupper() and isinstance(value, (int, float)):
+                h.update(("%s.%s=%r;" % (mod.__name__, name, value)).encode())
     return int.from_bytes(h.digest()[:8], "little") >> 2
 
 

@@ -311,6 +311,20 @@ def test_kernel_stamp_covers_every_module_it_freezes():
     for name in frozen:
         assert importlib.import_module(name).__file__
     assert K._built_stamp() == K.SOURCE_STAMP
+    # the functions compiled from other modules are all covered: scores.py whole, and
+    # lfu.decayed (the one function taken from elsewhere)
+    outside = {f.py_func.__module__ + "." + f.py_func.__name__ for f in vars(K).values()
+               if hasattr(f, "py_func") and f.py_func.__module__ != K.__name__
+               and f.py_func.__module__ != S.__name__}
+    assert outside == {"ferrumkv_py.eviction.lfu.decayed"}
+    # a constant of a frozen module moves the stamp
+    old = K.kernel_abi.EVICT_MAX_EMPTY_ROUNDS
+    try:
+        K.kernel_abi.EVICT_MAX_EMPTY_ROUNDS = old + 1
+        assert K._source_stamp() != K.SOURCE_STAMP
+    finally:
+        K.kernel_abi.EVICT_MAX_EMPTY_ROUNDS = old
+    assert K._source_stamp() == K.SOURCE_STAMP
 
 
 def test_scores_are_leaves_the_kernel_can_compile():
