@@ -101,7 +101,7 @@ from .kernel_abi import N_PICK_COLS, NO_PICK_COUNT
 from .probation import (GHOST_RETURN_BOOST, PROBATION_COUNTER, PROBATION_IDLE_TURNOVERS,
                         PROBATION_LOOSE, PROBATION_VICTIM, RHO_KEEP, RHO_MIN_BACK, RHO_OFF,
                         RHO_ON, RHO_WARMUP, ProbationGhost)
-from .scores import (MIN_TURNOVER_MS, AdaptParams, adapt_params, adaptive_score, blend_counter,
+from .scores import (MIN_TURNOVER_MS, AdaptParams, adapt_params, adaptive_score,
                      frequency_pick, recency_pick)
 from ..values import LFU_INIT_VAL
 
@@ -258,9 +258,8 @@ class AdaptiveController:
         out = []
         for e in slots:
             idle = now_ms - lrus[e]
-            c = lfus[e]
-            out.append(adaptive_score(par, idle, c, exps[e], now_ms))
-            c = blend_counter(par, c)
+            s, c = adaptive_score(par, idle, lfus[e], exps[e], now_ms)
+            out.append(s)
             if recency_pick(idle, c, ri, rc):
                 rk, ri, rc = (db, e), idle, c
             if frequency_pick(idle, c, fi, fc):

@@ -94,7 +94,6 @@ _decayed = _inline(lfu.decayed)
 _eps_params_of = _inline(scores.eps_params_of)
 _eps_score = _inline(scores.eps_score)
 _adapt_params_of = _inline(scores.adapt_params_of)
-_blend_counter = _inline(scores.blend_counter)
 _adaptive_score = _inline(scores.adaptive_score)
 _recency_pick = _inline(scores.recency_pick)
 _frequency_pick = _inline(scores.frequency_pick)
@@ -185,9 +184,7 @@ def pick_victims(mode, ip, fp, lru, lfu, exp, vslots, pool_score, pool_slot, poo
                     score = _eps_score(eps, now - last, c, x, now)
                 else:                           # MODE_ADAPT, and the duel's picks
                     idle = now - last
-                    c = np.int64(lfu[s])
-                    score = _adaptive_score(adapt, idle, c, x, now)
-                    c = _blend_counter(adapt, c)
+                    score, c = _adaptive_score(adapt, idle, np.int64(lfu[s]), x, now)
                     if _recency_pick(idle, c, ri, rc):
                         rs, ri, rc = s, idle, c
                     if _frequency_pick(idle, c, fi, fcn):

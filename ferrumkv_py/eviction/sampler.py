@@ -44,7 +44,7 @@ the pool insertion inline, one function per DB and victim.  Each sample is score
 one home; that costs a call per sample (and, under the adaptive controller, its two pick
 tests): ``bench/eviction_cost.py --inproc --opcodes --python-sampler`` bytecodes per
 evicted key, inline scores -> calls: allkeys-lru 763 -> 788, allkeys-lfu 903 -> 968,
-volatile-ttl 832 -> 857, allkeys-ahe (adaptive) 1450 -> 1731.  The same run without
+volatile-ttl 832 -> 857, allkeys-ahe (adaptive) 1450 -> 1672.  The same run without
 ``--python-sampler`` counts the compiled path (allkeys-lru ~118 per evicted key).
 
 Complexity: O(DBs * samples) expected per victim; O(1) for the random policies.
@@ -59,7 +59,7 @@ from ..keyspace import SAMPLE_MAX_TRIES
 from .kernel_abi import EVICT_MAX_EMPTY_ROUNDS
 from .lfu import MS_PER_MINUTE, decayed
 from .pool import EvictionPool
-from .scores import (adaptive_score, blend_counter, eps_params, eps_score, frequency_pick,
+from .scores import (adaptive_score, eps_params, eps_score, frequency_pick,
                      lfu_score, lru_score, recency_pick, ttl_score)
 
 RANDOM_BUFFER_WORDS = 4096      # random words drawn from ks.rng per refill
@@ -245,9 +245,7 @@ class Sampler:
                                   exp, now)
                 elif mode == SCORE_ADAPT:
                     idle = now - lrus[e]
-                    c = lfus[e]
-                    s = adaptive_score(par, idle, c, exp, now)
-                    c = blend_counter(par, c)
+                    s, c = adaptive_score(par, idle, lfus[e], exp, now)
                     if recency_pick(idle, c, ri, rc):
                         rk, ri, rc = (db, e), idle, c
                     if frequency_pick(idle, c, fi, fc):

@@ -131,17 +131,11 @@ def adapt_params_of(fp):
     return AdaptParams(fp[0], fp[1], fp[2], fp[3], fp[4], fp[5])
 
 
-def blend_counter(p, counter):
-    """The counter the adaptive blend reads: a probationary key's (PROBATION_COUNTER, while
-    probation is on) reads as a new key's.  Complexity: O(1)."""
-    if counter == PROBATION_COUNTER and p.p_idle >= 0:
-        return LFU_INIT_VAL
-    return counter
-
-
 def adaptive_score(p, idle_ms, counter, deadline_ms, now_ms):
     """The adaptive AHE score of one key (``counter`` as stored; ``deadline_ms`` 0 = no
-    TTL).  Complexity: O(1)."""
+    TTL), and the counter the blend read: a probationary key's (PROBATION_COUNTER, while
+    probation is on) reads as a new key's, for the score and for the duel's picks.
+    Complexity: O(1)."""
     per_ms, w, horizon, urgent, p_idle, inv_t = p
     on_probation = counter == PROBATION_COUNTER and p_idle >= 0
     if on_probation:
@@ -153,7 +147,7 @@ def adaptive_score(p, idle_ms, counter, deadline_ms, now_ms):
             s += urgent * (1.0 - (left if left > 0 else 0) / horizon)
     if on_probation and idle_ms > p_idle:
         s += PROBATION_FIRST + idle_ms * inv_t
-    return s
+    return s, counter
 
 
 def recency_pick(idle_ms, counter, pick_idle, pick_counter):

@@ -91,7 +91,8 @@ def test_worked_example_from_docstring():
     par = adapt_params(0.5, t, None)
     for score in (lambda idle, c, left: R.adaptive_score(0.5, idle, c, left, t),
                   lambda idle, c, left: product_score(par, idle, c,
-                                                      0 if left is None else NOW + left, NOW)):
+                                                      0 if left is None else NOW + left,
+                                                      NOW)[0]):
         assert score(40_000, 5, None) == pytest.approx(501.0)
         assert score(1_000, 6, None) == pytest.approx(498.025)
         assert score(2_000, 5, 5_000) == pytest.approx(501.925)

@@ -338,7 +338,7 @@ def test_scores_are_leaves_the_kernel_can_compile():
         assert not called, (name, called)
     compiled = {getattr(f, "py_func", None) for f in vars(K).values()}
     kernel_side = {"lru_score", "ttl_score", "lfu_score", "eps_params_of", "eps_score",
-                   "adapt_params_of", "blend_counter", "adaptive_score", "recency_pick",
+                   "adapt_params_of", "adaptive_score", "recency_pick",
                    "frequency_pick"}
     assert {getattr(S, n) for n in kernel_side} <= compiled
     assert funcs - kernel_side == {"eps_params", "adapt_params"}     # built in Python
