@@ -38,7 +38,8 @@ import math
 import numpy as np
 from numba import njit
 
-from sim import BUCKET, EVPOOL, _decayed, _pool_insert
+from sim import BUCKET, EVPOOL, _decayed, _pool_insert  # (sim puts the repo on sys.path)
+from ferrumkv_py.eviction.scores import PROBATION_FIRST  # noqa: E402  the server's constant
 
 # parameter vector layout
 (P_SAMPLES, P_POOLMODE, P_THETA0, P_TMIN, P_TMAX, P_W, P_RECMODE, P_HBETA, P_DECAY,
@@ -46,7 +47,6 @@ from sim import BUCKET, EVPOOL, _decayed, _pool_insert
  P_GBOOST, P_GALL, P_RESTORE, P_GBUCKET, P_PADAPT, P_NODUEL, P_PRHO, P_PRLO, P_PRKEEP,
  P_SK, P_SKW, P_SKWIN, P_SKT, P_SKB, P_SKBP, P_SKCU, P_SKMISS, P_SKS, P_SKDUEL, P_SKGH,
  P_SKSRC, P_SKGATE, P_SKGB, P_SKGMAX, P_NOALT, P_PDROP, P_NP) = range(47)
-PROBATION_FIRST = 1.0e6     # score added to an expired probationary key: it leaves first
 
 CT_FIXED, CT_NEIGH, CT_EXTREME = 0, 1, 2
 RHO_MIN_BACK = 16.0         # (prho) returns of each kind a decision needs
