@@ -5,8 +5,9 @@ numba compiles.  ``kernel.py`` compiles these very functions into ``pick_victims
 the compiled path); the Python sampler (``sampler.py``, the path for several databases) and
 the controllers' ``scores()`` call them as plain Python.  So changing a score is one edit
 here, and the kernel recompiles by itself: its cache stamp covers this file
-(``kernel.SOURCE_STAMP``).  (The research simulator, ``research/evsim_ahe``, still scores
-with its own variants: float seconds, recency on a log scale, sketch counters.)
+(``kernel.SOURCE_STAMP``).  The research simulator (``research/evsim_ahe/adaptive.py``)
+compiles the duel's picks and takes PROBATION_FIRST from here; its blend keeps its own
+variants (recency on a log scale, sketch counters), so it is not this file's score.
 
 The scores::
 
