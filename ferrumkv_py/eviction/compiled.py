@@ -12,8 +12,9 @@ controllers once the adaptive one has measured its turnover), an eviction pass i
 
 so the interpreted cost per evicted key is the unlink and the bookkeeping Redis also does,
 and the kernel call is shared by the batch.  Otherwise (keys in several databases, the
-random policies, another controller) the Evictor takes the Python sampler, which is also
-the reference the kernel is tested against.
+random policies, another controller) the Evictor takes the Python sampler.  Both score
+with scores.py's functions; test_eviction_kernel holds the kernel against the reference
+scorers of tests/ferrumkv/score_reference.py and the Python pool.
 
 The kernel's pool holds slots of one database; it is emptied when the database, its tables
 (FLUSHDB, SWAPDB) or the slot numbering (compaction, ``Keyspace.slot_moves``) changes, and
