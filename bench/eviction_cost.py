@@ -35,6 +35,8 @@ Usage::
     .venv/bin/python bench/eviction_cost.py --rss         # memory model vs RSS (~4 min)
     .venv/bin/python bench/eviction_cost.py --redis       # + redis-server's own ratios
     .venv/bin/python bench/eviction_cost.py --inproc      # eviction CPU in-process (~1 min)
+    .venv/bin/python bench/eviction_cost.py --inproc --opcodes --python-sampler
+                                                          # the Python sampler's bytecodes
 
 ``--inproc`` is the iteration tool for the eviction hot path: no sockets, one process, a
 ManualClock.  Per policy it loads ``INPROC_KEYS`` keys (TTLs under volatile-*), reads a random
@@ -258,12 +260,13 @@ def rss_report(n: int) -> None:
 
 
 def inproc_cost(policy: str, profile: bool = False, ttl: bool = None,
-                opcodes: bool = False) -> tuple:
+                opcodes: bool = False, kernel: bool = True) -> tuple:
     """CPU µs per ``make_room()`` + SET in-process, and the evictions it made.
 
     With ``opcodes`` the first number is instead the interpreted bytecodes per write
     (``sys.settrace`` opcode events, deterministic; OPCODE_KEYS keys, OPCODE_WRITES writes
-    after as many warm-up writes): the steadier measure on a shared machine.
+    after as many warm-up writes): the steadier measure on a shared machine.  ``kernel``
+    False keeps the Evictor on the Python sampler (its path for several databases).
     """
     keys, writes = (OPCODE_KEYS, OPCODE_WRITES) if opcodes else (INPROC_KEYS, INPROC_WRITES)
     import cProfile
@@ -284,6 +287,7 @@ def inproc_cost(policy: str, profile: bool = False, ttl: bool = None,
         cfg.set(name, value)
     clock = ManualClock()
     srv = KvServer(cfg, clock=clock, rng=random.Random(1))
+    srv.evictor.use_kernel = kernel
     ks, db = srv.ks, srv.ks.dbs[0]
     if ttl is None:
         ttl = policy.startswith("volatile-")
@@ -353,7 +357,7 @@ def inproc_cost(policy: str, profile: bool = False, ttl: bool = None,
     return us, ks.evicted_keys - evicted0
 
 
-def inproc_report(policies: list, profile: bool, opcodes: bool) -> None:
+def inproc_report(policies: list, profile: bool, opcodes: bool, kernel: bool = True) -> None:
     """The --inproc table; volatile-* are set against a noeviction run that also writes TTLs."""
     base = {}
     unit = "ops" if opcodes else "us"
@@ -365,7 +369,7 @@ def inproc_report(policies: list, profile: bool, opcodes: bool) -> None:
             base[vol] = inproc_cost("noeviction", ttl=vol, opcodes=opcodes)[0]
             print("%-16s %10.2f" % ("noeviction" + (" +EX" if vol else ""), base[vol]),
                   flush=True)
-        cost, evicted = inproc_cost(policy, profile, opcodes=opcodes)
+        cost, evicted = inproc_cost(policy, profile, opcodes=opcodes, kernel=kernel)
         per_op = evicted / n
         extra = (cost - base[vol]) / per_op if per_op else 0.0
         print("%-16s %10.2f %9.3f %9.2f" % (policy, cost, per_op, extra), flush=True)
@@ -385,6 +389,8 @@ def main() -> int:
     ap.add_argument("--inproc", action="store_true",
                     help="instead: in-process eviction CPU per policy (no sockets)")
     ap.add_argument("--profile", action="store_true", help="with --inproc: cProfile tops")
+    ap.add_argument("--python-sampler", action="store_true",
+                    help="with --inproc: the Python sampler, not the compiled kernel")
     ap.add_argument("--opcodes", action="store_true",
                     help="with --inproc: interpreted bytecodes per write (deterministic)")
     ap.add_argument("--redis", action="store_true",
@@ -394,7 +400,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.inproc:
         inproc_report([p for p in args.policies.split(",") if p], args.profile,
-                      args.opcodes)
+                      args.opcodes, kernel=not args.python_sampler)
         return 0
     if args.rss:
         rss_report(200_000 if args.quick else 1_000_000)

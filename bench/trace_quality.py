@@ -4,7 +4,7 @@ Each trace is replayed read-through (a GET per access, a SET on a miss) as an ob
 cache of C keys:
 - through libCacheSim's reference implementations (the ``libcachesim`` package): LRU, LFU,
   ARC, S3-FIFO, SIEVE, W-TinyLFU, 2Q and Belady's OPT;
-- through this repo's simulator (``research/evsim_ahe/sim.py``: exact LRU, OPT), as a
+- through this repo's simulator (``bench/exact_sims.py``: exact LRU, OPT), as a
   cross-check of both (they must agree to the request);
 - against the live server, one fresh server per policy, maxmemory set so that allkeys-lru
   holds C keys (every policy gets the same maxmemory; ``bench/eviction_quality.py``'s
@@ -117,9 +117,8 @@ def reference_hits(name: str, keys: np.ndarray, nxt: np.ndarray, cap: int) -> in
 
 
 def simulator_hits(keys: np.ndarray, nkeys: int, cap: int) -> tuple[int, int]:
-    """(exact LRU hits, OPT hits) from research/evsim_ahe/sim.py (numba)."""
-    sys.path.insert(0, os.path.join(ROOT, "research", "evsim_ahe"))
-    import sim
+    """(exact LRU hits, OPT hits) from bench/exact_sims.py (numba: loaded lazily)."""
+    from bench import exact_sims as sim
     no_ttl = np.zeros(nkeys)
     k32 = keys.astype(np.int32)
     lru = sim.sim_lru_exact(k32, no_ttl, nkeys, cap, 1.0)[0]
@@ -234,7 +233,7 @@ def cross_check(rows: list, live: list) -> list:
     if diffs:
         worst = int(round(max(diffs)))
         out.append("libCacheSim's LRU and OPT against this repo's simulator "
-                   "(`research/evsim_ahe/sim.py`): %s on all %d rows." % (
+                   "(`bench/exact_sims.py`): %s on all %d rows." % (
                        "identical to the request" if worst == 0 else
                        "up to %d requests apart" % worst, len(checked)))
         out[-1] = out[-1].replace("on all 1 rows", "on its one row")

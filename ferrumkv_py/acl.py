@@ -122,13 +122,6 @@ class _Table:
 TABLE = _Table(acl_table.TABLE)
 
 
-def command_categories(name: str) -> list | None:
-    """Redis 7.0's ACL categories of a command (``config|get``) in Redis's order, or None
-    for a command Redis does not have (COMMAND INFO reads this)."""
-    i = TABLE.id.get(name)
-    return None if i is None else [c for c in CATEGORIES if c in TABLE.cats[i]]
-
-
 def hash_password(pw: bytes) -> bytes:
     return hashlib.sha256(pw).hexdigest().encode()
 
@@ -324,7 +317,7 @@ class Selector:
                     return DENIED_KEY, pos
         if not self.allchannels:
             name = TABLE.names[cid]
-            if name in _CHANNEL_COMMANDS:
+            if name in CHANNEL_COMMANDS:
                 literal = name == "psubscribe"
                 last = 2 if name in ("publish", "spublish") else len(argv)
                 for pos in range(1, last):
@@ -360,7 +353,9 @@ class Selector:
         return b" ".join(b"&" + c for c in self.channels)
 
 
-_CHANNEL_COMMANDS = frozenset({"publish", "spublish", "subscribe", "ssubscribe", "psubscribe"})
+# the commands whose channels a user's channel rules check (the dispatcher's inline table
+# leaves them out for a user with limited channels: acl_calls.dispatch_table)
+CHANNEL_COMMANDS = frozenset({"publish", "spublish", "subscribe", "ssubscribe", "psubscribe"})
 
 
 def channel_allowed(patterns: list, channel: bytes, literal: bool) -> bool:

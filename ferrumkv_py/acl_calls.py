@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 
 from . import errors as _errors
-from .acl import (ALL_PERM, DENIED_AUTH, DENIED_CHANNEL, DENIED_CMD, DENIED_KEY,  # noqa: F401
-                  OK, READ, TABLE, WRITE, User)
+from .acl import (ALL_PERM, CHANNEL_COMMANDS, DENIED_AUTH, DENIED_CHANNEL,  # noqa: F401
+                  DENIED_CMD, DENIED_KEY, OK, READ, TABLE, WRITE, User)
 
 # ---- calls: the key positions a command names, and the dispatcher's check ----
 
@@ -91,7 +91,6 @@ def key_positions(spec, argv: list) -> list:
     return out
 
 
-CHANNEL_COMMANDS = (b"publish", b"spublish", b"subscribe", b"ssubscribe", b"psubscribe")
 _channel_checked: dict = {}
 
 
@@ -108,7 +107,8 @@ def dispatch_table(user: User, commands: dict) -> dict:
         return commands
     size, table = _channel_checked.get(id(commands), (-1, None))
     if size != len(commands):      # first use, or commands registered since
-        table = {k: v for k, v in commands.items() if k.lower() not in CHANNEL_COMMANDS}
+        table = {k: v for k, v in commands.items()
+                 if k.lower().decode("latin-1") not in CHANNEL_COMMANDS}
         _channel_checked[id(commands)] = (len(commands), table)
     return table
 

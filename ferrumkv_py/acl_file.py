@@ -17,6 +17,7 @@ import os
 from . import acl
 from .acl import RuleError
 from .safefile import regular_opener
+from .subsystem import Subsystem
 
 ACL_FILE_MAX_BYTES = 64 * 1024 * 1024   # a larger aclfile is refused, not read
 
@@ -147,15 +148,21 @@ def check_startup(config) -> str:
     return ""
 
 
-def install(server) -> None:
-    """Load the startup users into ``server.acl`` and follow acllog-max-len."""
-    a = server.acl
-    load_startup(a, server.config)
+class StartupUsers(Subsystem):
+    """The users of the config file or ``aclfile``, loaded into ``server.acl`` when the
+    server is built (after ``requirepass``, as in Redis); ``acllog-max-len`` followed; and
+    CONFIG REWRITE's ``user`` lines (:meth:`rewrite_lines`).  Complexity: O(users) to load."""
 
-    server.config.on_change("acllog-max-len", a.trim_log, call_now=False)
+    def __init__(self, server):
+        super().__init__(server)
+        acl_ = server.acl
+        load_startup(acl_, server.config)
+        server.config.on_change("acllog-max-len", acl_.trim_log, call_now=False)
+        server.config.acl_rewrite = self.rewrite_lines
 
-    def rewrite_lines() -> list:
-        if server.config["aclfile"]:
+    def rewrite_lines(self) -> list:
+        """The ``user`` lines CONFIG REWRITE writes (none when an aclfile holds them)."""
+        if self.server.config["aclfile"]:
             return []
-        return [b"user " + n + b" " + a.users[n].describe() for n in sorted(a.users)]
-    server.config.acl_rewrite = rewrite_lines
+        users = self.server.acl.users
+        return [b"user " + n + b" " + users[n].describe() for n in sorted(users)]

@@ -45,6 +45,7 @@ from itertools import islice
 
 from . import errors
 from .errors import CommandError
+from .subsystem import Subsystem
 from .resp import NULL_ARRAY, Raw, encode, encode_error
 from .values import RList
 from .zset import ZSet
@@ -96,11 +97,11 @@ class Waiter:
         self.timeout_reply = NULL_ARRAY
 
 
-class Blocking:
+class Blocking(Subsystem):
     """The blocked clients of one server (``server.blocking``)."""
 
     def __init__(self, server):
-        self.server = server
+        super().__init__(server)
         self.ks = server.ks
         self.waiting: dict = {}     # (db id, key) -> {client: None}, first blocked first
         self.marks: dict = {}       # (db id, key) -> its _ReadyMark in ks.watched
@@ -112,7 +113,6 @@ class Blocking:
         self._seq = 0
         self._timer = None
         self._timer_at = None
-        server.blocking_due = False
 
     # ---- timeouts ----
 
@@ -355,6 +355,3 @@ class Blocking:
         if c.bheld is not None or c.reader.more:
             c.data_received(b"")
 
-
-def install(server) -> None:
-    server.blocking = Blocking(server)

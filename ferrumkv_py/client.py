@@ -6,8 +6,10 @@ ran 22-31% faster than the same server on asyncio streams at -P 1, 18-24% at -P 
 ``c.proto``, ``c.name`` ...).  It glues the transport to :class:`resp.RequestReader` and to
 :func:`Client.call`, the dispatcher, which alone enforces the command table's rules:
 
-    unknown command -> arity -> subcommand -> auth -> ACL -> MULTI queueing -> denyoom under
-    maxmemory -> handler -> reply encoding, stats, WATCH and shadow bookkeeping
+    unknown command -> arity -> subcommand -> auth -> no_multi -> ACL -> busy script ->
+    memory under maxmemory (denyoom; inside MULTI every command but EXEC, DISCARD, QUIT and
+    RESET, before it is queued) -> pub/sub context -> CLIENT PAUSE -> MULTI queueing ->
+    handler -> reply encoding, stats, WATCH and shadow bookkeeping
 
 A protocol error is answered with Redis's text and closes only this connection; a command
 error is an error reply and the connection stays.  Every complete command of one read runs

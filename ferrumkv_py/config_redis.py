@@ -29,6 +29,8 @@ from .config_checks import (DEFRAG_REFUSED, SHUTDOWN_FLAGS, check_filename, chec
                             check_maxmemory_clients, check_oom_values,
                             check_proc_title, check_shutdown_flags, norm_oom_adj, only,
                             refuse)
+from .subsystem import Subsystem
+from . import zset
 
 INT_MIN = -INT_MAX - 1
 LONG_MAX = LLONG_MAX               # LP64: long is 64 bits
@@ -265,16 +267,19 @@ def _register() -> None:
 _register()
 
 
-def install(server) -> None:
-    """Server set-up: the sorted-set thresholds follow their configs.
+class EncodingThresholds(Subsystem):
+    """The sorted-set thresholds follow their configs.
 
     ``zset.py`` reads two module constants on every insert; they are process-wide, so the
     server that last set them (at start or by CONFIG SET) decides for the process.  Hash and
     set encodings read the server's config directly (commands/introspection.py).
+    Complexity: O(1) per change.
     """
-    from . import zset
-    cfg = server.config
-    cfg.on_change("zset-max-listpack-entries",
-                  lambda v: setattr(zset, "ZSET_MAX_LISTPACK_ENTRIES", v))
-    cfg.on_change("zset-max-listpack-value",
-                  lambda v: setattr(zset, "ZSET_MAX_LISTPACK_VALUE", v))
+
+    def __init__(self, server):
+        super().__init__(server)
+        cfg = server.config
+        cfg.on_change("zset-max-listpack-entries",
+                      lambda v: setattr(zset, "ZSET_MAX_LISTPACK_ENTRIES", v))
+        cfg.on_change("zset-max-listpack-value",
+                      lambda v: setattr(zset, "ZSET_MAX_LISTPACK_VALUE", v))

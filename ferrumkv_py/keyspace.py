@@ -228,11 +228,6 @@ class Database(SlotTable):
         x = self.exp[s]
         return None if x and x < self.ks.now_ms else s
 
-    def ttl_left(self, s: int) -> int:
-        """Milliseconds until the key in slot ``s`` expires, or -1 without a TTL."""
-        x = self.exp[s]
-        return max(x - self.ks.now_ms, 0) if x else -1
-
     # ---- writes ----
 
     def add(self, key: bytes, value, shard=None, _hash=hash, _n=SHARDS) -> int:

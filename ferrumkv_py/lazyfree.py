@@ -126,11 +126,6 @@ class LazyFree:
                 break
         return bool(jobs)
 
-    def release_all(self) -> None:
-        """Everything now (shutdown, tests).  Complexity: O(queued items)."""
-        while self.release(1 << 62):
-            pass
-
     def _release_slots(self, job: list, d: "DetachedSlots") -> bool:
         """Pop up to SLICE_ITEMS slots off the top of a detached database."""
         from .memory import EXPIRE_COST, entry_cost

@@ -26,6 +26,7 @@ import asyncio
 from .latency import HIST_MAX_NS, LatencyMonitor, bucket_of, new_histogram
 from .monitor import monitor_line
 from .slowlog import SlowLog, redact
+from .subsystem import Subsystem
 
 NS_PER_US = 1000
 NS_PER_MS = 1_000_000
@@ -36,11 +37,11 @@ LUA_PEER = "lua"                    # MONITOR's peer for a script's commands
 LUA_SLOWLOG_PEER = "?:0"            # what Redis's slowlog shows for the Lua client
 
 
-class Ops:
-    """SLOWLOG, latency monitor, histograms and monitors of one server."""
+class Ops(Subsystem):
+    """SLOWLOG, latency monitor, histograms and monitors of one server (``server.ops``)."""
 
     def __init__(self, server):
-        self.server = server
+        super().__init__(server)
         cfg = server.config
         self.slowlog = SlowLog(cfg["slowlog-max-len"])
         self.latency = LatencyMonitor()
@@ -239,6 +240,3 @@ def _peer(c) -> str:
         return "unix:" + addr.rsplit(":", 1)[0]
     return addr
 
-
-def install(server) -> None:
-    server.ops = Ops(server)

@@ -79,23 +79,3 @@ def parse(name: str) -> Policy:
     except KeyError:
         raise ValueError("unknown maxmemory-policy '%s'" % name) from None
 
-
-def lru_scores(db, slots: list, now_ms: int) -> list:
-    """Minus each entry's last-access time (ms).  It orders keys exactly as the idle time
-    ``now - last`` (Redis ``estimateObjectIdleTime``) does, but does not change as the clock
-    moves, so scores kept in the pool stay comparable with fresh ones.  The sampler inlines
-    this (and :func:`ttl_scores`); these are the reference versions the tests compare with.
-
-    Complexity: O(len(slots)).
-    """
-    lru = db.lru
-    return [-lru[s] for s in slots]
-
-
-def ttl_scores(db, slots: list, now_ms: int) -> list:
-    """Minus the deadline: the key expiring soonest has the largest score.
-
-    Complexity: O(len(slots)).
-    """
-    exp = db.exp
-    return [-exp[s] for s in slots]

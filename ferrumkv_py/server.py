@@ -1,5 +1,10 @@
 """The server: listener, client registry, cron, clean shutdown.
 
+What a server is made of is listed in ``Server.__init__``: the keyspace, stats and the
+dispatcher's state, then the subsystems (``subsystem.py``), each built there with its config
+listeners, started by :meth:`Server.start` in that order once the listeners are up and
+stopped by :meth:`Server.stop` in reverse.
+
 The cron runs ``hz`` times a second (Redis serverCron/databasesCron): it refreshes the cached
 clock, runs the active expire cycle, lets eviction catch up after ``CONFIG SET maxmemory``,
 closes idle clients (``timeout``) and feeds the litehit shadow.  Nothing here parses RESP or
@@ -19,11 +24,18 @@ import sys
 import time
 
 from . import commands  # noqa: F401  (registers every command)
+from .acl_file import StartupUsers
+from .blocking import Blocking
 from .clock import SystemClock
 from .config import Config
+from .config_redis import EncodingThresholds
+from .console import ConsoleSwitch
 from .expire import active_expire_cycle
 from .keyspace import Keyspace
 from . import limits
+from .ops import Ops
+from .scripting import ScriptTimeLimit
+from .shadow import ShadowSwitch
 from .stats import STATS_SAMPLE_PERIOD_MS, Stats
 
 log = logging.getLogger("ferrumkv")
@@ -71,7 +83,6 @@ class Server:
         self.maxmemory = 0
         self.room_limit = 0           # used_memory that makes a write call make_room (Evictor;
                                       # ROOM_CHECK_ATTRS)
-        self.shadow = None            # litehit shadow, when litehit-shadow is on
         self.cron_loops = 0
         self._stopped = None
         self._cron_task = None
@@ -92,20 +103,21 @@ class Server:
         self.gc_freeze = False        # run() turns it on: the process is the server's
         self._modules_frozen = 0      # len(sys.modules) at the last freeze
         self._modules_seen = 0        # ... and at the previous cron tick
-        from .shadow import install as install_shadow
-        install_shadow(self)
-        from .console import install as install_console
-        install_console(self)
-        from .blocking import install as install_blocking
-        install_blocking(self)    # blocking pops: server.blocking, server.blocking_due
-        from .scripting import install as install_scripting
-        install_scripting(self)   # busy_script (read by the dispatcher), lua-time-limit alias
-        from .config_redis import install as install_encodings
-        install_encodings(self)   # zset-max-listpack-* drive zset.py's thresholds
+        self.busy_script = None       # a script past busy-reply-threshold (the dispatcher)
+        self.blocking_due = False     # a blocked client may be served (blocking.py)
+        # ---- subsystems (subsystem.py): started by start() in this order, stopped in
+        # reverse by stop() ----
+        self.parts: list = []
+        self.shadow = None            # the litehit shadow while litehit-shadow is on
+        self.console = None           # the web console while console-port is set
+        self.shadow_switch = self.part(ShadowSwitch(self))     # builds server.shadow
+        self.console_switch = self.part(ConsoleSwitch(self))   # runs server.console
+        self.blocking = self.part(Blocking(self))        # blocked clients (blocking pops)
+        self.script_time_limit = self.part(ScriptTimeLimit(self))  # lua-time-limit alias
+        self.encodings = self.part(EncodingThresholds(self))  # zset-max-listpack-* -> zset.py
         from .acl import Acl
         self.acl = Acl(self.config)   # users (acl.py); requirepass is the default's password
-        from .ops import install as install_ops
-        install_ops(self)         # slowlog, latency monitor, MONITOR: server.ops
+        self.ops = self.part(Ops(self))      # slowlog, latency monitor, MONITOR
         self.config.on_change("requirepass", self._set_requirepass)
         self.config.on_change("maxmemory", self._set_maxmemory)
         self.config.on_change("loglevel", lambda v: log.setLevel(_LOGLEVELS[v]))
@@ -125,8 +137,17 @@ class Server:
         from .info import rss_bytes
         self.startup_rss = rss_bytes()     # the interpreter's own RSS (INFO memory)
         self.ks.lazyfree.wakeup = self._wake_lazyfree
-        from .acl_file import install as install_acl
-        install_acl(self)   # config-file users / aclfile, after requirepass as in Redis
+        # config-file users / aclfile, after requirepass as in Redis
+        self.startup_users = self.part(StartupUsers(self))
+
+    def part(self, subsystem):
+        """Register ``subsystem`` for start() and stop(); returns it.  Complexity: O(1)."""
+        self.parts.append(subsystem)
+        return subsystem
+
+    def bind_hosts(self) -> list:
+        """``bind`` as (host, optional) pairs (:func:`bind_addresses`)."""
+        return bind_addresses(self.config["bind"])
 
     # ---- config listeners ----
 
@@ -146,7 +167,7 @@ class Server:
         if not self.listeners or value == self.port:
             return
         from .client import Client
-        hosts = bind_addresses(self.config["bind"])
+        hosts = self.bind_hosts()
         socks = []
         try:
             for host, optional in hosts:
@@ -339,14 +360,15 @@ class Server:
                     shadow, human(base))
 
     async def start(self) -> None:
-        """Listen on every ``bind`` address; ``port 0`` picks a free port (tests)."""
+        """Listen on every ``bind`` address (``port 0`` picks a free port: tests), then
+        start the subsystems in the order ``__init__`` built them."""
         from .client import Client
         loop = self.loop = asyncio.get_running_loop()
         self._stopped = loop.create_future()
         allowed = limits.adjust_open_files_limit(self.config["maxclients"])
         if allowed != self.config["maxclients"]:
             self.config.values["maxclients"] = allowed
-        hosts = bind_addresses(self.config["bind"])
+        hosts = self.bind_hosts()
         port = self.config["port"]
         for host, optional in hosts:
             try:
@@ -366,12 +388,19 @@ class Server:
         self.port = port
         self.config.values["port"] = port  # CONFIG GET port shows the real one (port 0)
         self._cron_task = loop.create_task(self._cron())
+        for part in self.parts:
+            await part.start()
         from .info import rss_bytes
         self.startup_rss = rss_bytes()      # INFO rss_baseline: the process, ready, no data
         self._log_memory_plan()
         log.log(logging.WARNING - 5, "Ready to accept connections tcp on %s port %d",
                 " ".join(h for h, _ in hosts), port)
-        await self.start_console()
+
+    async def stop(self) -> None:
+        """Stop the subsystems, the last built first (after :meth:`request_shutdown`
+        closed the listeners and the clients).  Complexity: O(subsystems)."""
+        for part in reversed(self.parts):
+            await part.stop()
 
     def freeze_gc(self, collect: bool = True) -> None:
         """Collect (unless told not to) and freeze what the process holds now (gcstats.py
@@ -382,8 +411,9 @@ class Server:
                 self.gc_stats.frozen_counted)
 
     async def serve_forever(self) -> None:
+        """Serve until :meth:`request_shutdown`, then :meth:`stop`."""
         await self._stopped
-        await self.stop_console()
+        await self.stop()
 
     def request_shutdown(self, reason: str = "User requested shutdown...") -> None:
         """SIGTERM / SIGINT / SHUTDOWN: stop accepting, close clients, end serve_forever."""
@@ -397,8 +427,6 @@ class Server:
             c.kill()
         if self._cron_task is not None:
             self._cron_task.cancel()
-        if self.shadow is not None:
-            self.shadow.close()
         if self._stopped is not None and not self._stopped.done():
             self._stopped.set_result(None)
 

@@ -64,6 +64,7 @@ import os
 
 from .info import section
 from .safefile import nofollow_opener, open_regular
+from .subsystem import Subsystem
 
 # numpy, numba (litehit's kernels) and llvmlite cost ~90 MB of RSS at import: loaded by the
 # first Shadow, so a server with litehit-shadow off never pays for them (load_kernels)
@@ -713,18 +714,27 @@ def _info_litehit(server) -> list:
     return shadow.info_fields()
 
 
-def install(server) -> None:
-    """Create or drop the shadow when ``litehit-shadow`` / its settings change."""
+class ShadowSwitch(Subsystem):
+    """``server.shadow``: the shadow while ``litehit-shadow`` is on, built afresh when it or
+    its settings change, closed when the server stops.  Complexity: O(1) per change."""
 
-    def apply(_value) -> None:
+    def __init__(self, server):
+        super().__init__(server)
+        cfg = server.config
+        cfg.on_change("litehit-shadow", self.apply)
+        cfg.on_change("litehit-shadow-mode", self.apply, call_now=False)
+        cfg.on_change("litehit-trace-file", self.apply, call_now=False)
+        cfg.on_change("litehit-shadow-sample", self.apply, call_now=False)
+
+    def apply(self, _value=None) -> None:
+        """Drop the shadow, then build a new one if ``litehit-shadow`` is on."""
+        server = self.server
         if server.shadow is not None:
             server.shadow.close()
             server.shadow = None
         if server.config["litehit-shadow"]:
             server.shadow = Shadow(server)
 
-    server.config.on_change("litehit-shadow", apply)
-    server.config.on_change("litehit-shadow-mode", apply, call_now=False)
-    server.config.on_change("litehit-trace-file", apply, call_now=False)
-    server.config.on_change("litehit-shadow-sample", apply, call_now=False)
-
+    async def stop(self) -> None:
+        if self.server.shadow is not None:
+            self.server.shadow.close()

@@ -9,8 +9,9 @@ Why slots
 A cache spends its life full, evicting on nearly every write, so what matters is the cost
 of one eviction and what a full keyspace costs the process.  Three things decide it:
 
-* **Nothing per key is a GC-tracked object.**  The index maps key bytes to a small int
-  (CPython leaves a dict of bytes and ints untracked), keys and values sit in two lists,
+* **Nothing per key is a GC-tracked object.**  The index (SHARDS dicts chosen by the key's
+  hash, ``keyspace.py``) maps key bytes to a small int (CPython leaves dicts of bytes and
+  ints untracked), keys and values sit in two lists,
   and the metadata in ``array`` columns (``lru``, ``lfu``, ``exp``, ``vpos``).  With one
   ``Entry`` object per key, each full collection walked every key (446 ms at 3M keys on a
   quiet machine, ``research/fullcache/``); now it walks the two lists, and only when the

@@ -15,21 +15,19 @@ Replay a trace once; answer prefix hits for any LRU capacity afterwards::
         |  (factsfile: replay,            |  (each request at K      |  (the sum of all
         |   server LITEHIT SAVE)          |   capacities)            |   curves, any C)
         v                                 v                          v
-    query / plot: hit blocks per      HitAccumulator (reference)  the server's shadow:
-    request, Totals per instance      integer totals per slot     INFO, LITEHIT CURVE
+    query / plot: hit blocks per      query / plot: Totals        the server's shadow:
+    request                           per instance                INFO, LITEHIT CURVE
 
 ``litehit.projector`` holds the only code that turns a capacity into hit blocks.
 
 Modules: ``preprocess`` (normalize_request, prefix hash), ``kernel`` (compiled replay),
 ``core`` (LiteHit), ``facts`` (RequestFact, BatchFacts, RLE and the curve's JSON),
 ``projector`` (capacities: parsing, bytes -> blocks, and every projection onto hits),
-``factsfile`` (the facts CSV), ``accumulator`` (HitAccumulator, a reference API that no
-command uses). The offline tools: ``trace``, ``config``, ``lanes``, ``offline`` (replay),
+``factsfile`` (the facts CSV). The offline tools: ``trace``, ``config``, ``lanes``, ``offline`` (replay),
 ``query``, ``plot``, ``convert``, ``cli``.
 """
 from importlib.metadata import PackageNotFoundError, version
 
-from .accumulator import HitAccumulator
 from .core import LiteHit
 from .facts import (
     BatchFacts,
@@ -66,7 +64,6 @@ __all__ = [
     "Capacity",
     "INFINITE_CAPACITY",
     "BatchFacts",
-    "HitAccumulator",
     "HitCurveProjector",
     "HitCurveSegment",
     "LiteHit",

@@ -233,12 +233,6 @@ class BatchFacts(Sequence):
         for r in range(len(self)):
             yield self._fact(r)
 
-    def curve_json(self, r: int) -> str:
-        """Compact JSON of request r's curve without building a RequestFact."""
-        offsets, starts, runs = self._as_lists()
-        a, b = offsets[r], offsets[r + 1]
-        return hit_curve_to_json(zip(starts[a:b], runs[a:b]))
-
     def _check(self) -> None:
         """Assert CSR shape and the per-request encoding invariants (vectorised)."""
         off, start, run = self.seg_offsets, self.seg_start, self.seg_run

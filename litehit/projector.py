@@ -16,7 +16,7 @@ infinite: only cold misses remain, so hits = sum of runs.
 Two forms, for two questions (docs/litehit.md, "Two projections"):
 
 - ``HitCurveProjector``: hits of *each* request at K given capacities (the query's lines,
-  the plot, ``HitAccumulator``).  The ``*_flat`` functions do the sum over the CSR arrays of
+  the plot).  The ``*_flat`` functions do the sum over the CSR arrays of
   ``BatchFacts`` with numpy, never building Python objects per segment: since starts rise
   within a request, ``clip(C - start + 1, 0, run)`` is exactly the scan's contribution of
   each segment (segments past the break contribute 0).

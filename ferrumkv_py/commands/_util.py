@@ -47,13 +47,6 @@ def parse_float(b: bytes, msg: str = errors.NOT_FLOAT) -> float:
     return v
 
 
-def parse_positive_int(b: bytes) -> int:
-    v = parse_int(b)
-    if v <= 0:
-        raise CommandError(errors.NOT_POSITIVE)
-    return v
-
-
 def check_type(db, e: int, cls) -> None:
     """Raise WRONGTYPE unless the value in slot ``e`` of ``db`` is of class ``cls``."""
     if db.vals[e].__class__ is not cls:

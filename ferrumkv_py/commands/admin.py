@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .. import command_specs, errors, info
+from ..acl import CATEGORIES
 from ..config import SPECS, ConfigError, protected_allowed
 from ..errors import CommandError
 from ..memory_trim import trim_after_free
@@ -235,10 +236,7 @@ FLAG_ORDER = ("write", "readonly", "denyoom", "module", "admin", "pubsub", "nosc
 # Flags Redis 7.0 keeps and does not report ("hidden on purpose" in its table): the table
 # still carries may_replicate, which CLIENT PAUSE WRITE reads (ops.Ops.holds)
 HIDDEN_FLAGS = frozenset({"may_replicate"})
-# ACL categories in Redis's table order, and the category each command group implies.
-ACL_ORDER = ("keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
-             "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
-             "blocking", "dangerous", "connection", "transaction", "scripting")
+# The ACL category each command group implies (acl.CATEGORIES: Redis's table order).
 GROUP_ACL = {"generic": "keyspace", "string": "string", "list": "list", "hash": "hash",
              "set": "set", "sorted-set": "sortedset", "sortedset": "sortedset",
              "zset": "sortedset", "connection": "connection", "transactions": "transaction",
@@ -275,7 +273,7 @@ def acl_categories(spec) -> list:
         cats.add("blocking")
     if "pubsub" in f:
         cats.add("pubsub")
-    return [Status(("@" + c).encode()) for c in ACL_ORDER if c in cats]
+    return [Status(("@" + c).encode()) for c in CATEGORIES if c in cats]
 
 
 def command_info(spec) -> list:

@@ -30,6 +30,7 @@ set).  With a page open it polls ``/api/snapshot`` once a second and the curve e
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hmac
@@ -38,6 +39,8 @@ import json
 import logging
 import os
 import socket
+
+from ..subsystem import Subsystem
 
 log = logging.getLogger("ferrumkv")
 
@@ -280,15 +283,22 @@ def _int_arg(request, name: str, default: int, lo: int, hi: int) -> int:
     return value
 
 
-def install(server) -> None:
-    """Start, move or stop the console when ``console-port`` changes (0 = off).
+class ConsoleSwitch(Subsystem):
+    """``server.console``: the console while ``console-port`` is set (0 = off), started with
+    the server, moved or stopped when the port changes, stopped with the server.
 
     The new port is bound at once, so CONFIG SET answers Redis's "Unable to listen on this
     port" when it is taken and the old console keeps running; the switch itself (stopping
-    the old application, starting the new one) runs as a task on the loop."""
-    import asyncio
+    the old application, starting the new one) runs as a task on the loop.
+    Complexity: O(1) per change, plus the application's start or stop."""
 
-    async def switch(socks: list) -> None:
+    def __init__(self, server):
+        super().__init__(server)
+        server.config.on_change("console-port", self.on_change, call_now=False)
+
+    async def switch(self, socks: list) -> None:
+        """Stop the running console, then serve a new one on ``socks`` (none: off)."""
+        server = self.server
         if server.console is not None:
             await server.console.stop()
             server.console = None
@@ -298,26 +308,21 @@ def install(server) -> None:
             server.console = console
             server.config.values["console-port"] = console.port
 
-    def hosts() -> list:
-        from ..server import bind_addresses
-        return bind_addresses(server.config["bind"])
-
-    def on_change(port: int) -> None:
+    def on_change(self, port: int) -> None:
+        server = self.server
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            return                       # not serving yet: Server.start() starts it
+            return                       # not serving yet: start() starts it
         if server.console is not None and port == server.console.port:
             return
-        socks = Console.bind(hosts(), port) if port else []
-        loop.create_task(switch(socks))
+        socks = Console.bind(server.bind_hosts(), port) if port else []
+        loop.create_task(self.switch(socks))
 
-    async def start() -> None:
-        port = server.config["console-port"]
+    async def start(self) -> None:
+        port = self.server.config["console-port"]
         if port:
-            await switch(Console.bind(hosts(), port))
+            await self.switch(Console.bind(self.server.bind_hosts(), port))
 
-    server.console = None
-    server.config.on_change("console-port", on_change, call_now=False)
-    server.start_console = start
-    server.stop_console = lambda: switch([])
+    async def stop(self) -> None:
+        await self.switch([])

@@ -327,10 +327,10 @@ class Evictor:
         elif kind == KIND_TTL:
             sampler.mode = SCORE_TTL
         elif kind == KIND_AHE and type(self.controller) is SpecController:
-            sampler.mode = SCORE_EPS          # its EPS inline (sampler.py)
+            sampler.mode = SCORE_EPS          # its EPS per sample (scores.eps_score)
             sampler.eps = self.controller
         elif kind == KIND_AHE and type(self.controller) is AdaptiveController:
-            sampler.mode = SCORE_ADAPT        # its score inline (sampler.py)
+            sampler.mode = SCORE_ADAPT        # its score per sample (scores.adaptive_score)
             sampler.adapt = self.controller
             sampler.scorer = self.controller.scores   # before its turnover is measured
         elif kind == KIND_AHE and self.controller is not None:

@@ -20,6 +20,8 @@ Worked example (alpha 0.5, now = 12:10:00)::
     b    10 s    200      20 s       0.017    0.216        0.2      0.316
     c    900 s   30       none       1.0      0.882        0        0.941   <- evicted
 
+The score's code is ``scores.eps_score`` (its constants and parameters: ``scores.py``, the
+one home the kernel, the sampler and :meth:`SpecController.scores` share).
 The candidates are drawn and kept exactly as for the lru/lfu policies (uniform samples fed
 into the 16-entry pool, ``pool.py``); only the score differs.  (The Evictor deletes sampled
 keys that are already expired as expirations before scoring, so the "already past" branch of
@@ -96,11 +98,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .lfu import LFU_COUNTER_MAX, MS_PER_MINUTE
+from .lfu import MS_PER_MINUTE, decayed
+from .scores import eps_params, eps_score
 
-RECENCY_HORIZON_MS = 600_000      # idle time at which recency saturates at 1.0 (600 s)
-TTL_SHORT_HORIZON_MS = 30_000     # remaining TTL at or under which the penalty applies (30 s)
-TTL_PENALTY = 0.2                 # added to EPS for keys about to expire
 AHE_ALPHA_INIT = 0.5              # initial recency weight
 AHE_ALPHA_MIN = 0.05              # clamp: never pure LFU
 AHE_ALPHA_MAX = 0.95              # clamp: never pure LRU
@@ -120,20 +120,6 @@ class AheSettings:
     feedback: str = FEEDBACK_WINDOW
     decay_minutes: int = 1
     probation: bool = True        # ahe-probation (the adaptive controller: probation.py)
-
-
-def eps_score(alpha: float, idle_ms: int, counter: int, ttl_left_ms) -> float:
-    """The EPS of one key; ``ttl_left_ms`` is None for a key without TTL.
-
-    Reference version of what :meth:`SpecController.scores` computes in bulk.
-    Complexity: O(1).
-    """
-    recency = idle_ms / RECENCY_HORIZON_MS if idle_ms < RECENCY_HORIZON_MS else 1.0
-    infrequency = 1.0 - counter / LFU_COUNTER_MAX
-    score = alpha * recency + (1.0 - alpha) * infrequency
-    if ttl_left_ms is not None and ttl_left_ms <= TTL_SHORT_HORIZON_MS:
-        score += TTL_PENALTY
-    return score
 
 
 class AdaptiveHybridState:
@@ -217,34 +203,16 @@ class SpecController:
         self.settings = settings
 
     def scores(self, db, slots: list, now_ms: int) -> list:
-        """EPS of each slot's key (see :func:`eps_score`), inlined for speed.
+        """EPS of each slot's key (``scores.eps_score``, its counter decayed).
 
         Complexity: O(len(slots)).
         """
-        a = self.state.alpha
-        wr = a / RECENCY_HORIZON_MS            # alpha per idle ms, up to the horizon
-        wf = (1.0 - a) / LFU_COUNTER_MAX       # (1 - alpha) per counter point
-        base = 1.0 - a                         # (1 - alpha) * infrequency at counter 0
+        par = eps_params(self.state.alpha)
         decay = self.settings.decay_minutes
-        m = MS_PER_MINUTE
-        now_min = now_ms // m
-        ttl_edge = now_ms + TTL_SHORT_HORIZON_MS
-        out = []
+        now_min = now_ms // MS_PER_MINUTE
         lrus, lfus, exps = db.lru, db.lfu, db.exp
-        for e in slots:
-            last = lrus[e]
-            idle = now_ms - last
-            c = lfus[e]
-            if decay:
-                periods = (now_min - last // m) // decay
-                if periods > 0:
-                    c = c - periods if periods < c else 0
-            s = (wr * idle if idle < RECENCY_HORIZON_MS else a) + base - wf * c
-            exp = exps[e]
-            if 0 < exp <= ttl_edge:
-                s += TTL_PENALTY
-            out.append(s)
-        return out
+        return [eps_score(par, now_ms - lrus[e], decayed(lfus[e], lrus[e], now_min, decay),
+                          exps[e], now_ms) for e in slots]
 
     def on_evict(self, db, slot: int, now_ms: int) -> None:
         """Feed the controller one observation (window or lifetime counters).

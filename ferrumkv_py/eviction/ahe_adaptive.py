@@ -18,6 +18,8 @@ Score (higher = evicted first)
     urgency   = 1 - ttl_left_ms / T  when a TTL ends within T, else 0
     score     = alpha * recency + (1 - alpha) * rarity + urgency * (alpha + (1-alpha) * W)
 
+The score's code is ``scores.adaptive_score`` and its parameters ``scores.adapt_params``
+(W is POINT_WEIGHT there), the one home the kernel, the sampler and :meth:`scores` share.
 Both terms are in units that scale with the traffic: at 50x the request rate idle times and T
 both shrink 50x, so the same stream gets the same choices.  The blend is an exchange rate:
 one counter point is worth ``W * (1 - alpha) / alpha`` turnovers of idle time, i.e. the
@@ -95,15 +97,14 @@ from itertools import islice
 from .. import memory
 from ..lazy import LazyModule
 from .ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings, alpha_leaning
-from .lfu import LFU_COUNTER_MAX
-from .probation import (GHOST_RETURN_BOOST, PROBATION_COUNTER, PROBATION_FIRST,
-                        PROBATION_IDLE_TURNOVERS, PROBATION_LOOSE, PROBATION_VICTIM, RHO_KEEP,
-                        RHO_MIN_BACK, RHO_OFF, RHO_ON, RHO_WARMUP, ProbationGhost)
+from .kernel_abi import N_PICK_COLS, NO_PICK_COUNT
+from .probation import (GHOST_RETURN_BOOST, PROBATION_COUNTER, PROBATION_IDLE_TURNOVERS,
+                        PROBATION_LOOSE, PROBATION_VICTIM, RHO_KEEP, RHO_MIN_BACK, RHO_OFF,
+                        RHO_ON, RHO_WARMUP, ProbationGhost)
+from .scores import (MIN_TURNOVER_MS, AdaptParams, adapt_params, adaptive_score,
+                     frequency_pick, recency_pick)
 from ..values import LFU_INIT_VAL
 
-POINT_WEIGHT = 4.0                # W: turnovers of idle worth one counter point at alpha 0.5
-TTL_URGENCY_WEIGHT = 1.0          # urgency at its maximum, in blended units
-TTL_URGENCY_HORIZON = 1.0         # turnovers of remaining TTL below which urgency starts
 DUEL_STEP_BUDGET = 40.0           # logit(alpha) step per decided duel = this / ring slots
 STEP_MAX = 1.0                    # ... at most (rings under 40 slots: caches under 800 keys)
 GHOST_FRACTION = 20               # duel ring slots = candidate keys // this
@@ -113,7 +114,6 @@ GHOST_RESIZE_FACTOR = 1.25        # resize the ring only when the wanted size mo
 EVICTIONS_PER_BLOCK = 1024        # evictions per turnover / hit-ratio measurement
 RATE_EWMA_WEIGHT = 0.25           # weight of the newest block in the ms-per-eviction EWMA
 IDLE_EWMA_WEIGHT = 1.0 / 64       # weight per scored batch in the fallback idle EWMA
-MIN_TURNOVER_MS = 1.0             # floor of T (a mass eviction within one ms)
 HASH_MASK = 0xFFFF_FFFF           # ghosts keep 32-bit key hashes and 32-bit access times
 TABLE_LOAD = 4                    # index cells >= TABLE_LOAD x ring slots (load <= 1/2)
 # Bytes, counted exactly as CPython lays them out (tests check them against sys.getsizeof):
@@ -127,8 +127,7 @@ ARRAY_OBJ = 80                    # sys.getsizeof(array.array('I')) on CPython 3
 LIST_OBJ = 56                     # sys.getsizeof([])
 RING_OBJ_BYTES = 6 * ARRAY_OBJ + LIST_OBJ     # _vh, _ah, _alru, _state, _adb, _tab; _alt
 
-_NO_PICK = (-1, LFU_COUNTER_MAX + 1, -1, LFU_COUNTER_MAX + 1)   # idle, counter, idle, counter
-N_PICK_COLS = 6                   # the kernel's picks row (kernel.py P_*): rs ri rc fs fi fc
+_NO_PICK = (-1, NO_PICK_COUNT, -1, NO_PICK_COUNT)   # idle, counter, idle, counter
 
 _K = LazyModule("ferrumkv_py.eviction.kernel")   # numba: loaded when a policy evicts
 
@@ -139,30 +138,6 @@ THETA_MAX = math.log(AHE_ALPHA_MAX / (1.0 - AHE_ALPHA_MAX))
 def _logit(alpha: float) -> float:
     alpha = min(max(alpha, AHE_ALPHA_MIN), AHE_ALPHA_MAX)
     return math.log(alpha / (1.0 - alpha))
-
-
-def adaptive_score(alpha: float, idle_ms: int, counter: int, ttl_left_ms, turnover_ms: float,
-                   weight: float = POINT_WEIGHT, probation: bool = False,
-                   idle_turnovers: float = PROBATION_IDLE_TURNOVERS) -> float:
-    """The score of one key (reference for :meth:`AdaptiveController.scores`).
-
-    ``ttl_left_ms`` is None for a key without TTL; ``probation``: ``ahe-probation`` is on
-    (a counter of PROBATION_COUNTER then marks a key on probation, probation.py);
-    ``idle_turnovers``: probation's idle threshold (PROBATION_LOOSE: probation-first off).
-    Complexity: O(1).
-    """
-    on_probation = probation and counter == PROBATION_COUNTER
-    if on_probation:
-        counter = LFU_INIT_VAL
-    s = alpha * idle_ms / turnover_ms + (1.0 - alpha) * weight * (LFU_COUNTER_MAX - counter)
-    if ttl_left_ms is not None:
-        horizon = TTL_URGENCY_HORIZON * turnover_ms
-        if ttl_left_ms < horizon:
-            urgency = 1.0 - max(ttl_left_ms, 0) / horizon
-            s += TTL_URGENCY_WEIGHT * urgency * (alpha + (1.0 - alpha) * weight)
-    if on_probation and idle_ms > idle_turnovers * turnover_ms:
-        s += PROBATION_FIRST + idle_ms * (1.0 / turnover_ms)
-    return s
 
 
 class AdaptiveController:
@@ -260,7 +235,7 @@ class AdaptiveController:
     # ---- protocol: scoring ----
 
     def scores(self, db, slots: list, now_ms: int) -> list:
-        """Score of each slot's key of ``db`` (see :func:`adaptive_score`), inlined.
+        """Score of each slot's key of ``db`` (``scores.adaptive_score``).
 
         On the way it remembers recency's pick (largest idle, ties: smaller counter) and
         frequency's pick (smallest counter, ties: larger idle) among the entries scored
@@ -277,43 +252,27 @@ class AdaptiveController:
             ew = mean_idle if ew is None else ew + IDLE_EWMA_WEIGHT * (mean_idle - ew)
             self.idle_ewma_ms = ew
             t = ew
-        if t < MIN_TURNOVER_MS:
-            t = MIN_TURNOVER_MS
-        a = self.alpha
-        per_ms = a / t
-        w = (1.0 - a) * POINT_WEIGHT
-        top = LFU_COUNTER_MAX
-        horizon = TTL_URGENCY_HORIZON * t
-        urgent = TTL_URGENCY_WEIGHT * (a + w)
+        par = self.params(t)
         rk, ri, rc = self._rk, self._ridle, self._rcnt
         fk, fi, fc = self._fk, self._fidle, self._fcnt
-        # probation: a counter of PROBATION_COUNTER reads as LFU_INIT_VAL; past this idle
-        # time the key leaves first (-1: probation off)
-        inv_t = 1.0 / t
-        p_idle = self.p_turnovers * t if self.ghost is not None else -1.0
         out = []
         for e in slots:
             idle = now_ms - lrus[e]
-            c = lfus[e]
-            on_probation = c == PROBATION_COUNTER and p_idle >= 0
-            if on_probation:
-                c = LFU_INIT_VAL
-            s = idle * per_ms + w * (top - c)
-            exp = exps[e]
-            if exp > 0:
-                left = exp - now_ms
-                if left < horizon:
-                    s += urgent * (1.0 - (left if left > 0 else 0) / horizon)
-            if on_probation and idle > p_idle:
-                s += PROBATION_FIRST + idle * inv_t
+            s, c = adaptive_score(par, idle, lfus[e], exps[e], now_ms)
             out.append(s)
-            if idle > ri or (idle == ri and c < rc):
+            if recency_pick(idle, c, ri, rc):
                 rk, ri, rc = (db, e), idle, c
-            if c < fc or (c == fc and idle > fi):
+            if frequency_pick(idle, c, fi, fc):
                 fk, fi, fc = (db, e), idle, c
         self._rk, self._ridle, self._rcnt = rk, ri, rc
         self._fk, self._fidle, self._fcnt = fk, fi, fc
         return out
+
+    def params(self, turnover_ms: float) -> AdaptParams:
+        """The score's parameters at the current alpha, turnover ``turnover_ms`` and
+        probation threshold (``scores.adapt_params``).  Complexity: O(1)."""
+        return adapt_params(self.alpha, turnover_ms,
+                            self.p_turnovers if self.ghost is not None else None)
 
     # ---- protocol: feedback ----
 
@@ -364,8 +323,8 @@ class AdaptiveController:
             # probation-first is off the blend chose it: the duel starts)
             return
         idle = now_ms - last
-        is_r = (rs == e and rdb is db) or idle > ri or (idle == ri and c < rc)
-        is_f = (fs == e and fdb is db) or c < fc or (c == fc and idle > fi)
+        is_r = (rs == e and rdb is db) or recency_pick(idle, c, ri, rc)
+        is_f = (fs == e and fdb is db) or frequency_pick(idle, c, fi, fc)
         if is_r == is_f:
             return                                     # the picks agree, or neither
         odb, os_ = (fdb, fs) if is_r else (rdb, rs)

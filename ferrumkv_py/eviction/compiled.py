@@ -12,8 +12,9 @@ controllers once the adaptive one has measured its turnover), an eviction pass i
 
 so the interpreted cost per evicted key is the unlink and the bookkeeping Redis also does,
 and the kernel call is shared by the batch.  Otherwise (keys in several databases, the
-random policies, another controller) the Evictor takes the Python sampler, which is also
-the reference the kernel is tested against.
+random policies, another controller) the Evictor takes the Python sampler.  Both score
+with scores.py's functions; test_eviction_kernel holds the kernel against the reference
+scorers of tests/ferrumkv/score_reference.py and the Python pool.
 
 The kernel's pool holds slots of one database; it is emptied when the database, its tables
 (FLUSHDB, SWAPDB) or the slot numbering (compaction, ``Keyspace.slot_moves``) changes, and
@@ -28,21 +29,14 @@ from array import array
 
 from ..lazy import LazyModule
 from ..notify import NOTIFY_EVICTED
-from .ahe import RECENCY_HORIZON_MS, TTL_SHORT_HORIZON_MS
-from .ahe_adaptive import MIN_TURNOVER_MS, POINT_WEIGHT, TTL_URGENCY_HORIZON, \
-    TTL_URGENCY_WEIGHT
-from .lfu import LFU_COUNTER_MAX
+from .kernel_abi import (BATCH_MAX, EXPIRED_ROOM, I_DECAY, I_EXPIRED, I_LIVE, I_NOW, I_POOL_N,
+                         I_SAMPLES, I_VICTIMS, I_VOL, I_WANT, MODE_ADAPT, MODE_EPS, MODE_LFU,
+                         MODE_LRU, MODE_TTL, N_FPARAMS, N_IPARAMS, N_PICK_COLS)
 from .pool import EVPOOL_SIZE
+from .sampler import SCORE_ADAPT, SCORE_EPS, SCORE_LFU, SCORE_LRU, SCORE_TTL
+from .scores import adapt_params, eps_params
 
 K = LazyModule("ferrumkv_py.eviction.kernel")   # numba: loaded when a policy evicts
-
-BATCH_MAX = 512                 # victims one kernel call may return
-EXPIRED_ROOM = 4 * BATCH_MAX    # expired keys one call may hand back
-# kernel modes (kernel.MODE_*, repeated here so that reading them does not load numba)
-MODE_LRU, MODE_TTL, MODE_LFU, MODE_EPS, MODE_ADAPT = 1, 2, 3, 4, 5
-N_IPARAMS, N_FPARAMS, N_PICK_COLS = 10, 6, 6
-I_NOW, I_SAMPLES, I_VOL, I_LIVE, I_WANT, I_DECAY, I_TTL_EDGE, I_POOL_N = range(8)
-I_VICTIMS, I_EXPIRED = 8, 9
 
 
 class CompiledSampler:
@@ -76,7 +70,6 @@ class CompiledSampler:
 
     def mode_of(self, sampler) -> int:
         """The kernel mode for the sampler's current scoring, or 0 for the Python path."""
-        from .sampler import SCORE_ADAPT, SCORE_EPS, SCORE_LFU, SCORE_LRU, SCORE_TTL
         m = sampler.mode
         if m == SCORE_LRU:
             return MODE_LRU
@@ -108,15 +101,12 @@ class CompiledSampler:
         ip[I_SAMPLES] = sampler.samples
         ip[I_VOL] = 1 if vol else 0
         ip[I_DECAY] = sampler.decay_minutes
-        ip[I_TTL_EDGE] = 0
         adapt = None
         if mode == MODE_EPS:
             eps = sampler.eps
-            a = eps.state.alpha
-            fp[0], fp[1], fp[2], fp[3] = a, a / RECENCY_HORIZON_MS, \
-                (1.0 - a) / LFU_COUNTER_MAX, 1.0 - a
+            par = eps_params(eps.state.alpha)
+            fp[:len(par)] = array("d", par)
             ip[I_DECAY] = eps.settings.decay_minutes
-            ip[I_TTL_EDGE] = now + TTL_SHORT_HORIZON_MS
         victims, stamps, expired, xstamps, picks = (self.victims, self.stamps, self.expired,
                                                     self.xstamps, self.picks)
         lazy = ks.lazy_eviction
@@ -133,17 +123,10 @@ class CompiledSampler:
             live = db.volatile if vol else len(db)
             if not live:
                 return used <= limit
-            if mode == MODE_ADAPT:
+            if mode == MODE_ADAPT:          # alpha may have moved in the last batch
                 adapt = sampler.adapt
-                t = adapt.turnover_ms
-                if t < MIN_TURNOVER_MS:
-                    t = MIN_TURNOVER_MS
-                a = adapt.alpha
-                w = (1.0 - a) * POINT_WEIGHT
-                fp[0], fp[1], fp[2], fp[3] = a / t, w, TTL_URGENCY_HORIZON * t, \
-                    TTL_URGENCY_WEIGHT * (a + w)
-                fp[4] = adapt.p_turnovers * t if adapt.ghost is not None else -1.0
-                fp[5] = 1.0 / t
+                par = adapt.params(adapt.turnover_ms)
+                fp[:len(par)] = array("d", par)
             avg = ks.used_memory // (ks.total_keys() or 1) or 1
             want = (used - target) // avg + 1
             ip[I_WANT] = want if want < BATCH_MAX else BATCH_MAX

@@ -20,16 +20,23 @@ Per victim, Redis's ``performEvictions`` loop, with the pool kept across calls::
     scored with (``lru[slot] == stamp``): a key deleted, replaced or read since is dropped,
     where Redis would re-look the key up and evict it on its stale score.
 
-Scores (higher = evicted first), as the Python sampler computes them:
+Scores (higher = evicted first): the functions of ``scores.py``, compiled here (inlined)
+from the same source the Python sampler runs; the mode says which, ``fp`` holds the score's
+parameters (``scores.EpsParams`` / ``AdaptParams``)::
 
-    MODE_LRU    -lru                                  (time-invariant; stays comparable)
-    MODE_TTL    -deadline
-    MODE_LFU    255 - decayed counter                 (lfu.py's decay, not written back)
-    MODE_EPS    the spec AHE score (ahe.py)           fparams: alpha, wr, wf, base
-    MODE_ADAPT  the adaptive AHE score (ahe_adaptive) fparams: per_ms, w, horizon, urgent,
-                probation's idle threshold (ms; < 0: probation off) and 1 / turnover;
-                and, per victim, recency's and frequency's picks among the candidates
-                scored since the previous victim (``picks``), for the controller's duel
+    MODE_LRU    lru_score           MODE_TTL    ttl_score
+    MODE_LFU    lfu_score           (the counter decayed by ``ip[I_DECAY]`` minutes)
+    MODE_EPS    eps_score           (its counter decayed likewise)
+    MODE_ADAPT  adaptive_score, and per victim recency's and frequency's picks among the
+                candidates scored since the previous victim (``picks``, kernel_abi's P_*
+                columns), for the adaptive controller's duel
+
+numba's cache watches this file only, so a cached kernel would not see an edit to a score
+or to a constant it froze from another module.  ``SOURCE_STAMP`` hashes what the kernels
+take from elsewhere: scores.py whole, the source of ``lfu.decayed``, and every upper-case
+number of the modules they read (``FROZEN_MODULES``), so an edit elsewhere in those modules
+costs no recompilation; ``_built_stamp`` returns the stamp the cached code was compiled
+with, and a mismatch at import flushes the kernels' caches (they then compile afresh, once).
 
 A slot chosen (victim or expired) is marked taken in ``lru`` as ``-2 - lru`` until Python
 unlinks it, so one call never returns a slot twice; ``stamps`` gives Python the original
@@ -41,33 +48,64 @@ Complexity: O(victims * samples) expected per call, O(EVPOOL_SIZE) per pool inse
 
 from __future__ import annotations
 
+import hashlib
+import inspect
+from array import array
+
 import numpy as np
 from numba import njit
 
+from . import kernel_abi, lfu, probation, scores
+from .. import slots, values
 from ..slots import SAMPLE_MAX_TRIES
-from .ahe import RECENCY_HORIZON_MS, TTL_PENALTY
-from .lfu import LFU_COUNTER_MAX, MS_PER_MINUTE
-from .pool import EVPOOL_SIZE
-from .probation import PROBATION_COUNTER, PROBATION_FIRST
-from ..values import LFU_INIT_VAL
+from .kernel_abi import (EVICT_MAX_EMPTY_ROUNDS, I_DECAY, I_EXPIRED, I_LIVE, I_NOW, I_POOL_N,
+                         I_SAMPLES, I_VICTIMS, I_VOL, I_WANT, MODE_ADAPT, MODE_EPS, MODE_LFU,
+                         MODE_LRU, MODE_TTL, N_FPARAMS, N_IPARAMS, N_PICK_COLS, NO_PICK_COUNT,
+                         P_FCNT, P_FIDLE, P_FSLOT, P_RCNT, P_RIDLE, P_RSLOT)
+from .lfu import MS_PER_MINUTE
+from .probation import PROBATION_COUNTER
 
-MODE_LRU, MODE_TTL, MODE_LFU, MODE_EPS, MODE_ADAPT = 1, 2, 3, 4, 5
-EVICT_MAX_EMPTY_ROUNDS = 64     # populate rounds that found only stale entries, per victim
+# the modules whose functions or constants the kernels freeze at compile time
+FROZEN_MODULES = (kernel_abi, lfu, probation, scores, slots, values)
 
-# iparams slots (int64): inputs, then outputs the kernel writes back
-I_NOW, I_SAMPLES, I_VOL, I_LIVE, I_WANT, I_DECAY, I_TTL_EDGE, I_POOL_N = range(8)
-I_VICTIMS, I_EXPIRED = 8, 9
-N_IPARAMS = 10
-# fparams slots (float64)
-F_A, F_B, F_C, F_D, F_E, F_F = range(6)
-N_FPARAMS = 6
-# picks columns (int64), one row of N_PICK_COLS per victim (MODE_ADAPT): slot -1 = no pick
-P_RSLOT, P_RIDLE, P_RCNT, P_FSLOT, P_FIDLE, P_FCNT = range(6)
-N_PICK_COLS = 6
-NO_PICK_COUNT = LFU_COUNTER_MAX + 1     # a pick's counter before any (ahe_adaptive._NO_PICK)
+
+def _source_stamp() -> int:
+    """A 62-bit hash of what the kernels freeze from other modules (see the module
+    docstring).  Complexity: O(scores.py's size + the modules' names)."""
+    h = hashlib.sha256()
+    with open(scores.__file__, "rb") as f:
+        h.update(f.read())
+    h.update(inspect.getsource(lfu.decayed).encode())
+    for mod in FROZEN_MODULES:
+        for name, value in sorted(vars(mod).items()):
+            if name.isupper() and isinstance(value, (int, float)):
+                h.update(("%s.%s=%r;" % (mod.__name__, name, value)).encode())
+    return int.from_bytes(h.digest()[:8], "little") >> 2
+
+
+SOURCE_STAMP = _source_stamp()
+
+# the scores, compiled from scores.py's source (inlined into pick_victims)
+_inline = njit(inline="always")
+_lru_score = _inline(scores.lru_score)
+_ttl_score = _inline(scores.ttl_score)
+_lfu_score = _inline(scores.lfu_score)
+_decayed = _inline(lfu.decayed)
+_eps_params_of = _inline(scores.eps_params_of)
+_eps_score = _inline(scores.eps_score)
+_adapt_params_of = _inline(scores.adapt_params_of)
+_adaptive_score = _inline(scores.adaptive_score)
+_recency_pick = _inline(scores.recency_pick)
+_frequency_pick = _inline(scores.frequency_pick)
 
 _XS_MUL = np.uint64(0x2545F4914F6CDD1D)
 _SH12, _SH25, _SH27, _SH32 = np.uint64(12), np.uint64(25), np.uint64(27), np.uint64(32)
+
+
+@njit(cache=True)
+def _built_stamp():
+    """SOURCE_STAMP as it was when the cached kernels were compiled."""
+    return SOURCE_STAMP
 
 
 @njit(cache=True, inline="always")
@@ -97,12 +135,12 @@ def pick_victims(mode, ip, fp, lru, lfu, exp, vslots, pool_score, pool_slot, poo
     live = ip[I_LIVE]
     want = ip[I_WANT]
     decay = ip[I_DECAY]
-    ttl_edge = ip[I_TTL_EDGE]
     pn = ip[I_POOL_N]
     cap = len(pool_score)
     size = len(vslots) if vol else len(lru)
     now_min = now // MS_PER_MINUTE
-    fa, fb, fc, fd, fe, ff = fp[F_A], fp[F_B], fp[F_C], fp[F_D], fp[F_E], fp[F_F]
+    eps = _eps_params_of(fp)
+    adapt = _adapt_params_of(fp)
     nv = 0
     ne = 0
     rs, ri, rc, fs, fi, fcn = -1, -1, NO_PICK_COUNT, -1, -1, NO_PICK_COUNT
@@ -135,38 +173,21 @@ def pick_victims(mode, ip, fp, lru, lfu, exp, vslots, pool_score, pool_slot, poo
                         n = 0
                     continue
                 if mode == MODE_LRU:
-                    score = -np.float64(last)
+                    score = np.float64(_lru_score(last))
                 elif mode == MODE_TTL:
-                    score = -np.float64(x)
-                elif mode == MODE_LFU or mode == MODE_EPS:
-                    c = np.int64(lfu[s])
-                    if decay > 0:
-                        periods = (now_min - last // MS_PER_MINUTE) // decay
-                        if periods > 0:
-                            c = c - periods if periods < c else 0
-                    if mode == MODE_LFU:
-                        score = np.float64(LFU_COUNTER_MAX - c)
-                    else:                       # fa alpha, fb wr, fc wf, fd base
-                        idle = now - last
-                        score = (fb * idle if idle < RECENCY_HORIZON_MS else fa) + fd - fc * c
-                        if x > 0 and x <= ttl_edge:
-                            score += TTL_PENALTY
-                else:                           # MODE_ADAPT: fa per_ms, fb w, fc horizon,
-                    idle = now - last           # fd urgent, fe probation idle, ff 1 / T
-                    c = np.int64(lfu[s])
-                    on_probation = c == PROBATION_COUNTER and fe >= 0
-                    if on_probation:
-                        c = LFU_INIT_VAL
-                    score = idle * fa + fb * (LFU_COUNTER_MAX - c)
-                    if x > 0:
-                        left = x - now
-                        if left < fc:
-                            score += fd * (1.0 - (left if left > 0 else 0) / fc)
-                    if on_probation and idle > fe:
-                        score += PROBATION_FIRST + idle * ff
-                    if idle > ri or (idle == ri and c < rc):
+                    score = np.float64(_ttl_score(x))
+                elif mode == MODE_LFU:
+                    score = np.float64(_lfu_score(_decayed(np.int64(lfu[s]), last, now_min,
+                                                           decay)))
+                elif mode == MODE_EPS:
+                    c = _decayed(np.int64(lfu[s]), last, now_min, decay)
+                    score = _eps_score(eps, now - last, c, x, now)
+                else:                           # MODE_ADAPT, and the duel's picks
+                    idle = now - last
+                    score, c = _adaptive_score(adapt, idle, np.int64(lfu[s]), x, now)
+                    if _recency_pick(idle, c, ri, rc):
                         rs, ri, rc = s, idle, c
-                    if c < fcn or (c == fcn and idle > fi):
+                    if _frequency_pick(idle, c, fi, fcn):
                         fs, fi, fcn = s, idle, c
                 # offer (pool.py's insert rules on the ascending, left-packed arrays)
                 if pn == cap:
@@ -280,7 +301,6 @@ def warm() -> None:
     """Compile (or load from numba's cache) the kernel for the argument types the Evictor
     passes, so that the first eviction does not pay for it.  Complexity: O(1) after the
     first call in a process (numba's cache makes later processes fast too)."""
-    from array import array
     ip = array("q", [0] * N_IPARAMS)
     ip[I_SAMPLES] = 1
     one = array("q", [0])
@@ -290,3 +310,19 @@ def warm() -> None:
                  array("q", [0]), array("q", [0] * N_PICK_COLS))
     probation_run(array("B", [0]), array("q", [0]), 0, 1, array("q", [0]), 1,
                   array("Q", [0]), 1, array("H", [0]), 0, array("I", [0]), array("I", [0]))
+
+
+def _flush_if_stale() -> None:
+    """Flush the kernels' numba caches when they were compiled from other sources than
+    these (see the module docstring); under NUMBA_DISABLE_JIT there is nothing to flush.
+    Complexity: O(1), plus one compilation of each kernel after a flush."""
+    if _built_stamp() == SOURCE_STAMP:
+        return
+    for kernel in (_built_stamp, pick_victims, probation_run):
+        cache = getattr(kernel, "_cache", None)        # numba's Dispatcher cache
+        if cache is not None:
+            cache.flush()
+            kernel.recompile()                         # drops the overloads loaded stale
+
+
+_flush_if_stale()

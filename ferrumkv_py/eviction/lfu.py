@@ -79,17 +79,26 @@ def log_incr(counter: int, log_factor: int, r: float) -> int:
     return counter
 
 
+def decayed(counter, last_ms, now_min, decay_minutes):
+    """The counter after decay, counted on the minute clock ``now_min`` (``now_ms //
+    MS_PER_MINUTE``, which a caller scoring many keys computes once).  Plain Python in
+    numba's subset: the eviction kernel compiles this same function (scores.py).
+
+    Complexity: O(1).
+    """
+    if decay_minutes > 0:
+        periods = (now_min - last_ms // MS_PER_MINUTE) // decay_minutes
+        if periods > 0:
+            counter = counter - periods if periods < counter else 0
+    return counter
+
+
 def decr(counter: int, last_ms: int, now_ms: int, decay_minutes: int) -> int:
     """Redis ``LFUDecrAndReturn``: the counter after decay, not written back.
 
     Complexity: O(1).
     """
-    if not decay_minutes:
-        return counter
-    periods = (now_ms // MS_PER_MINUTE - last_ms // MS_PER_MINUTE) // decay_minutes
-    if periods <= 0:
-        return counter
-    return counter - periods if periods < counter else 0
+    return decayed(counter, last_ms, now_ms // MS_PER_MINUTE, decay_minutes)
 
 
 def make_touch(log_factor: int, decay_minutes: int, rand, jumps: dict | None = None):
@@ -147,19 +156,3 @@ def make_touch(log_factor: int, decay_minutes: int, rand, jumps: dict | None = N
         return counter + 1 if _r() < _p[counter] else counter
     return touch_decay
 
-
-def lfu_scores(db, slots: list, now_ms: int, decay_minutes: int) -> list:
-    """Eviction scores under an lfu policy: ``255 - decayed counter`` (rarest = largest).
-
-    The reference version of what the sampler computes inline.  Complexity: O(len(slots)).
-    """
-    out = []
-    m = MS_PER_MINUTE
-    for e in slots:
-        c = db.lfu[e]
-        if decay_minutes:
-            periods = (now_ms // m - db.lru[e] // m) // decay_minutes
-            if periods > 0:
-                c = c - periods if periods < c else 0
-        out.append(LFU_COUNTER_MAX - c)
-    return out

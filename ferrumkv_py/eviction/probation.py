@@ -8,7 +8,8 @@ fact.  Here it is carried over to a sampled, Redis-style policy without any queu
 * a key is **on probation** from its insertion until its first access after it;
 * a probationary key idle for more than ``PROBATION_IDLE_TURNOVERS`` turnovers (the time
   the cache takes to evict its own size, ``ahe_adaptive.py``) outscores every key that is
-  not: it is evicted first (among such keys, the longest idle first);
+  not: it is evicted first (among such keys, the longest idle first; the score is
+  ``scores.adaptive_score``, its PROBATION_FIRST term);
 * every evicted key goes into a **ghost** of recently evicted keys; re-inserted while its
   id is there, it starts off probation and a little above a new key's counter
   (LFU_INIT_VAL + GHOST_RETURN_BOOST): it has proved that it comes back (S3-FIFO's ghost
@@ -83,7 +84,6 @@ PROBATION_COUNTER = LFU_INIT_VAL - 1   # a new key's Morris counter while on pro
 PROBATION_END = LFU_INIT_VAL + 1       # ... and after its first access (the touch's jump)
 PROBATION_IDLE_TURNOVERS = 0.1         # idle beyond this many turnovers: evicted first
 PROBATION_LOOSE = float("inf")         # the threshold while probation-first is off
-PROBATION_FIRST = 1.0e6                # score added then (above any blend score)
 GHOST_RETURN_BOOST = 1                 # counter points above LFU_INIT_VAL for a returning key
 GHOST_LANES_PER_KEY = 3                # ghost ids (16-bit lanes) per candidate key: 6 bytes
 GHOST_MIN_IDS = 64                     # lanes, lower bound ...

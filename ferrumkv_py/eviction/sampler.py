@@ -37,14 +37,15 @@ A sample that does not beat the worst entry of a full pool is dropped at once.  
 pool's best entries are popped until one still names a live key (with a TTL under
 volatile-*); if only ghosts were left, the DBs are sampled again.
 
-This is the hot path of eviction, written for CPython: locals instead of attributes, the
-common scores (lru, ttl, lfu, the spec AHE controller's EPS and the adaptive controller's
-score with its two picks: 1284 -> 1137 bytecodes per evicted key under allkeys-ahe,
-``--inproc --opcodes``) and the pool insertion inline,
-one function per DB and victim, no per-sample calls.  ``bench/eviction_cost.py --inproc
---opcodes`` counts the interpreted bytecodes per evicted key (allkeys-lru: about 670, of which
-populate ~420, the pick ~105, unlink ~80, the Evictor loop ~55); ``--inproc`` times it and the
-default mode measures it in a server.
+This is eviction's path when the candidates span several databases (one database takes
+the compiled kernel, ``compiled.py``), written for CPython: locals instead of attributes,
+the pool insertion inline, one function per DB and victim.  Each sample is scored by
+``scores.py``'s function for the mode, the same source the kernel compiles, so a score has
+one home; that costs a call per sample (and, under the adaptive controller, its two pick
+tests): ``bench/eviction_cost.py --inproc --opcodes --python-sampler`` bytecodes per
+evicted key, inline scores -> calls: allkeys-lru 763 -> 788, allkeys-lfu 903 -> 968,
+volatile-ttl 832 -> 857, allkeys-ahe (adaptive) 1450 -> 1672.  The same run without
+``--python-sampler`` counts the compiled path (allkeys-lru ~118 per evicted key).
 
 Complexity: O(DBs * samples) expected per victim; O(1) for the random policies.
 """
@@ -55,22 +56,20 @@ import array
 from bisect import bisect_left
 
 from ..keyspace import SAMPLE_MAX_TRIES
-from .ahe import RECENCY_HORIZON_MS, TTL_PENALTY, TTL_SHORT_HORIZON_MS
-from .ahe_adaptive import (MIN_TURNOVER_MS, POINT_WEIGHT, TTL_URGENCY_HORIZON,
-                           TTL_URGENCY_WEIGHT)
-from .lfu import LFU_COUNTER_MAX, MS_PER_MINUTE
+from .kernel_abi import EVICT_MAX_EMPTY_ROUNDS
+from .lfu import MS_PER_MINUTE, decayed
 from .pool import EvictionPool
-from .probation import PROBATION_COUNTER, PROBATION_FIRST
-from ..values import LFU_INIT_VAL
+from .scores import (adaptive_score, eps_params, eps_score, frequency_pick,
+                     lfu_score, lru_score, recency_pick, ttl_score)
 
 RANDOM_BUFFER_WORDS = 4096      # random words drawn from ks.rng per refill
 RANDOM_WORD_BITS = 32
 RANDOM_WORD_BYTES = 4
-EVICT_MAX_EMPTY_ROUNDS = 64     # sampling rounds that found only ghosts before giving up
 
 SCORE_LRU, SCORE_TTL, SCORE_LFU, SCORE_CALL, SCORE_EPS, SCORE_ADAPT = 1, 2, 3, 0, 4, 5
-# how a sample is scored; SCORE_EPS = the AHE spec controller's EPS computed inline (ahe.py's
-# scores()); SCORE_ADAPT = AdaptiveController.scores() inline, picks included
+# how a sample is scored: by scores.py's functions in the loop (SCORE_EPS: the AHE spec
+# controller's score; SCORE_ADAPT: the adaptive controller's, picks included), or by a
+# controller's own scores() over the batch (SCORE_CALL)
 
 RETRY = object()    # a pick deleted expired keys instead of choosing: re-check memory first
 
@@ -182,38 +181,20 @@ class Sampler:
             decay = self.decay_minutes
             now_min = now // MS_PER_MINUTE
         elif mode == SCORE_EPS:
-            # SpecController.scores() term for term (the same float operations in the same
-            # order, so the scores are equal; a test checks it).  Inline it saves the batch
-            # list, the call and the zip: allkeys-ahe:spec 1242 -> 998 bytecodes per evicted
-            # key (bench/eviction_cost.py --inproc --opcodes).
             eps = self.eps
-            a = eps.state.alpha
-            wr = a / RECENCY_HORIZON_MS
-            wf = (1.0 - a) / LFU_COUNTER_MAX
-            base = 1.0 - a
+            par = eps_params(eps.state.alpha)
             decay = eps.settings.decay_minutes
             now_min = now // MS_PER_MINUTE
-            ttl_edge = now + TTL_SHORT_HORIZON_MS
         elif mode == SCORE_ADAPT:
-            # AdaptiveController.scores() term for term (same float operations, same order,
-            # so equal scores and picks; a test checks the evictions match), minus the list,
-            # the call and the zip.  Before the controller has measured its turnover it
-            # scores through its own method (the fallback averages the whole batch first).
+            # Before the controller has measured its turnover it scores through its own
+            # method (the fallback averages the whole batch's idle times first).
             ctl = self.adapt
             t = ctl.turnover_ms
             if t is None:
                 mode = SCORE_CALL
                 batch = []
             else:
-                if t < MIN_TURNOVER_MS:
-                    t = MIN_TURNOVER_MS
-                a = ctl.alpha
-                per_ms = a / t
-                w = (1.0 - a) * POINT_WEIGHT
-                horizon = TTL_URGENCY_HORIZON * t
-                urgent = TTL_URGENCY_WEIGHT * (a + w)
-                inv_t = 1.0 / t
-                p_idle = ctl.p_turnovers * t if ctl.ghost is not None else -1.0
+                par = ctl.params(t)
                 rk, ri, rc = ctl._rk, ctl._ridle, ctl._rcnt
                 fk, fi, fc = ctl._fk, ctl._fidle, ctl._fcnt
         elif mode == SCORE_CALL:
@@ -257,45 +238,22 @@ class Sampler:
                                 break
                         continue
                 if mode == SCORE_LRU:
-                    s = -lrus[e]
+                    s = lru_score(lrus[e])
                 elif mode == SCORE_EPS:
                     last = lrus[e]
-                    idle = now - last
-                    c = lfus[e]
-                    if decay:
-                        periods = (now_min - last // MS_PER_MINUTE) // decay
-                        if periods > 0:
-                            c = c - periods if periods < c else 0
-                    s = (wr * idle if idle < RECENCY_HORIZON_MS else a) + base - wf * c
-                    if 0 < exp <= ttl_edge:
-                        s += TTL_PENALTY
+                    s = eps_score(par, now - last, decayed(lfus[e], last, now_min, decay),
+                                  exp, now)
                 elif mode == SCORE_ADAPT:
                     idle = now - lrus[e]
-                    c = lfus[e]
-                    on_probation = c == PROBATION_COUNTER and p_idle >= 0
-                    if on_probation:
-                        c = LFU_INIT_VAL
-                    s = idle * per_ms + w * (LFU_COUNTER_MAX - c)
-                    if exp > 0:
-                        left = exp - now
-                        if left < horizon:
-                            s += urgent * (1.0 - (left if left > 0 else 0) / horizon)
-                    if on_probation and idle > p_idle:
-                        s += PROBATION_FIRST + idle * inv_t
-                    if idle > ri or (idle == ri and c < rc):
+                    s, c = adaptive_score(par, idle, lfus[e], exp, now)
+                    if recency_pick(idle, c, ri, rc):
                         rk, ri, rc = (db, e), idle, c
-                    if c < fc or (c == fc and idle > fi):
+                    if frequency_pick(idle, c, fi, fc):
                         fk, fi, fc = (db, e), idle, c
                 elif mode == SCORE_TTL:
-                    s = -exp
+                    s = ttl_score(exp)
                 elif mode == SCORE_LFU:
-                    s = lfus[e]
-                    if decay:
-                        # integer minute arithmetic on the cached now_min, no call
-                        periods = (now_min - lrus[e] // MS_PER_MINUTE) // decay
-                        if periods > 0:
-                            s = s - periods if periods < s else 0
-                    s = LFU_COUNTER_MAX - s
+                    s = lfu_score(decayed(lfus[e], lrus[e], now_min, decay))
                 else:
                     batch.append(e)
                     continue

@@ -24,7 +24,7 @@ script's own connection (as Redis, which protects the caller).
 Layout (each module's docstring has the detail):
 
 * ``engine``: :class:`Engine`, the VM, the script cache, ``redis.call`` in Redis's
-  ``scriptCall`` order, the count hook, SCRIPT/FUNCTION KILL; :func:`engine`, :func:`install`;
+  ``scriptCall`` order, the count hook, SCRIPT/FUNCTION KILL; :func:`engine`, :class:`ScriptTimeLimit`;
 * ``scripts``: a compiled script, the running script's context, the shebang, and
   :class:`ScriptClient` (the client a script's commands run on, a ``ClientState``);
 * ``replies``: replies both ways (a handler's reply -> Lua value; the Lua -> RESP encoder);
@@ -37,9 +37,9 @@ Layout (each module's docstring has the detail):
 Complexity: a script's own; the bridge is O(arguments + reply size) per redis.call.
 """
 
-from .engine import REDIS_VERSION, REDIS_VERSION_NUM, Engine, engine, install
+from .engine import REDIS_VERSION, REDIS_VERSION_NUM, Engine, ScriptTimeLimit, engine
 from .replies import parse_resp
 from .scripts import SHEBANG_FLAGS, ScriptClient
 
 __all__ = ["REDIS_VERSION", "REDIS_VERSION_NUM", "SHEBANG_FLAGS", "Engine", "ScriptClient",
-           "engine", "install", "parse_resp"]
+           "engine", "ScriptTimeLimit", "parse_resp"]

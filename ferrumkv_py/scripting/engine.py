@@ -25,6 +25,7 @@ from .. import errors
 from ..errors import CommandError, OOMError, ScriptError
 from ..registry import lookup
 from ..resp import Raw
+from ..subsystem import Subsystem
 from .busy import serve_others
 from .lib_bit import bit_op, bit_tohex
 from .lib_cmsgpack import MsgpackError, msgpack_pack, msgpack_unpack
@@ -350,16 +351,23 @@ def engine(server) -> Engine:
     return eng
 
 
-def install(server) -> None:
-    """Server set-up: the busy flag the dispatcher reads, and the config alias."""
-    server.busy_script = None
-    cfg = server.config
-    values = cfg.values
+class ScriptTimeLimit(Subsystem):
+    """``lua-time-limit`` and ``busy-reply-threshold``, one setting under two names (Redis
+    7's alias): setting either sets both.  (``server.busy_script``, the flag the dispatcher
+    reads while a script runs past it, is the Server's.)  Complexity: O(1) per change."""
 
-    def mirror(name):
-        def fn(v):
-            values[name] = v
-        return fn
-    if "busy-reply-threshold" in values and "lua-time-limit" in values:
-        cfg.on_change("busy-reply-threshold", mirror("lua-time-limit"), call_now=False)
-        cfg.on_change("lua-time-limit", mirror("busy-reply-threshold"), call_now=False)
+    def __init__(self, server):
+        super().__init__(server)
+        cfg = server.config
+        if "busy-reply-threshold" in cfg.values and "lua-time-limit" in cfg.values:
+            cfg.on_change("busy-reply-threshold", self._mirror("lua-time-limit"),
+                          call_now=False)
+            cfg.on_change("lua-time-limit", self._mirror("busy-reply-threshold"),
+                          call_now=False)
+
+    def _mirror(self, name: str):
+        values = self.server.config.values
+
+        def mirror(value) -> None:
+            values[name] = value
+        return mirror

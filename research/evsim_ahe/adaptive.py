@@ -38,7 +38,13 @@ import math
 import numpy as np
 from numba import njit
 
-from sim import BUCKET, EVPOOL, _decayed, _pool_insert
+from sim import BUCKET, EVPOOL, _decayed, _pool_insert  # (sim puts the repo on sys.path)
+from ferrumkv_py.eviction import scores as _server  # noqa: E402  the server's score home
+from ferrumkv_py.eviction.scores import PROBATION_FIRST  # noqa: E402
+
+# the duel's two picks, as the server decides them (compiled here from its source)
+_recency_pick = njit(inline="always")(_server.recency_pick)
+_frequency_pick = njit(inline="always")(_server.frequency_pick)
 
 # parameter vector layout
 (P_SAMPLES, P_POOLMODE, P_THETA0, P_TMIN, P_TMAX, P_W, P_RECMODE, P_HBETA, P_DECAY,
@@ -46,7 +52,6 @@ from sim import BUCKET, EVPOOL, _decayed, _pool_insert
  P_GBOOST, P_GALL, P_RESTORE, P_GBUCKET, P_PADAPT, P_NODUEL, P_PRHO, P_PRLO, P_PRKEEP,
  P_SK, P_SKW, P_SKWIN, P_SKT, P_SKB, P_SKBP, P_SKCU, P_SKMISS, P_SKS, P_SKDUEL, P_SKGH,
  P_SKSRC, P_SKGATE, P_SKGB, P_SKGMAX, P_NOALT, P_PDROP, P_NP) = range(47)
-PROBATION_FIRST = 1.0e6     # score added to an expired probationary key: it leaves first
 
 CT_FIXED, CT_NEIGH, CT_EXTREME = 0, 1, 2
 RHO_MIN_BACK = 16.0         # (prho) returns of each kind a decision needs
@@ -538,10 +543,11 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                                 alt = kk
                     else:
                         # extremes: recency's and frequency's picks among batch + victim
+                        # (recency in turnovers stands for idle ms: the same order)
                         rbest = -1.0
-                        rf = -1.0
+                        rcnt = 256.0
                         rk = -1
-                        fbest = -1.0
+                        fbest = 256.0
                         fr = -1.0
                         fk = -1
                         for j in range(nbt + 1):
@@ -549,13 +555,12 @@ def sim_adaptive(keys, ttl_of, nkeys, C, R, p, seed):
                             r, c, u = _parts(kk, now, now_min, last, cnt, ldt, expat, H, recmode, decay, ttlT)
                             if skdpick:
                                 c = _sk_freq(c, _sk_est(sktab, skidx, kk), sks, sksrc)
-                            f = 255.0 - c
-                            if r > rbest or (r == rbest and f > rf):
+                            if _recency_pick(r, c, rbest, rcnt):
                                 rbest = r
-                                rf = f
+                                rcnt = c
                                 rk = kk
-                            if f > fbest or (f == fbest and r > fr):
-                                fbest = f
+                            if _frequency_pick(r, c, fr, fbest):
+                                fbest = c
                                 fr = r
                                 fk = kk
                         if rk != fk:

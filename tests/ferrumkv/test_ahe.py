@@ -12,8 +12,11 @@ from ferrumkv_py.config import Config
 from ferrumkv_py.eviction import ahe
 from ferrumkv_py.eviction.lfu import decr
 from ferrumkv_py.eviction.ahe import (AHE_ALPHA_MAX, AHE_ALPHA_MIN, AdaptiveHybridState,
-                                      AheSettings, SpecController, eps_score)
+                                      AheSettings, SpecController)
+from ferrumkv_py.eviction import scores as S
 from ferrumkv_py.server import Server
+
+from . import score_reference as R
 
 
 def inproc(policy="allkeys-ahe", seed=1, **cfg):
@@ -28,14 +31,29 @@ def inproc(policy="allkeys-ahe", seed=1, **cfg):
 
 # ---- EPS ----
 
-def test_eps_worked_example_from_docstring():
+EPS_NOW = 1_700_000_000_000
+
+
+def _product_eps(alpha, idle_ms, counter, ttl_left_ms):
+    """scores.eps_score (the kernel's and the sampler's) with the reference's arguments."""
+    deadline = 0 if ttl_left_ms is None else EPS_NOW + ttl_left_ms
+    return S.eps_score(S.eps_params(alpha), idle_ms, counter, deadline, EPS_NOW)
+
+
+both_eps = pytest.mark.parametrize("eps_score", [R.eps_score, _product_eps],
+                                   ids=["reference", "scores.py"])
+
+
+@both_eps
+def test_eps_worked_example_from_docstring(eps_score):
     assert eps_score(0.5, 300_000, 5, None) == pytest.approx(0.5 * 0.5 + 0.5 * (1 - 5 / 255))
     assert eps_score(0.5, 10_000, 200, 20_000) == pytest.approx(
         0.5 * (10 / 600) + 0.5 * (1 - 200 / 255) + 0.2)
     assert eps_score(0.5, 900_000, 30, None) == pytest.approx(0.5 + 0.5 * (1 - 30 / 255))
 
 
-def test_eps_terms_and_penalty_edges():
+@both_eps
+def test_eps_terms_and_penalty_edges(eps_score):
     assert eps_score(1.0, 10 ** 9, 0, None) == 1.0              # recency saturates
     assert eps_score(0.0, 0, 255, None) == 0.0                  # hottest, freshest
     assert eps_score(0.0, 0, 255, 30_000) == pytest.approx(0.2)  # exactly 30 s left
@@ -62,7 +80,7 @@ def test_controller_scores_match_reference_with_decay_and_ttl():
     for e, s in zip(ents, got):
         counter = decr(db.lfu[e], db.lru[e], now, 1)
         left = (db.exp[e] - now) if db.exp[e] > 0 else None
-        assert s == pytest.approx(eps_score(0.5, now - db.lru[e], counter, left))
+        assert s == pytest.approx(R.eps_score(0.5, now - db.lru[e], counter, left))
 
 
 # ---- AdaptiveHybridState on synthetic feeds ----

@@ -14,7 +14,11 @@ from ferrumkv_py.eviction import ahe_adaptive as A
 from ferrumkv_py.eviction import lfu
 from ferrumkv_py.eviction.ahe import AHE_ALPHA_MAX, AHE_ALPHA_MIN, CONTROLLERS, AheSettings
 from ferrumkv_py.eviction.pool import EvictionPool
+from ferrumkv_py.eviction.scores import adapt_params
+from ferrumkv_py.eviction.scores import adaptive_score as product_score
 from ferrumkv_py.keyspace import Keyspace
+
+from . import score_reference as R
 
 NOW = 1_700_000_000_000
 
@@ -84,9 +88,14 @@ def duel(ctl, victim_recency: bool, i: int, now=NOW):
 
 def test_worked_example_from_docstring():
     t = 20_000.0
-    assert A.adaptive_score(0.5, 40_000, 5, None, t) == pytest.approx(501.0)
-    assert A.adaptive_score(0.5, 1_000, 6, None, t) == pytest.approx(498.025)
-    assert A.adaptive_score(0.5, 2_000, 5, 5_000, t) == pytest.approx(501.925)
+    par = adapt_params(0.5, t, None)
+    for score in (lambda idle, c, left: R.adaptive_score(0.5, idle, c, left, t),
+                  lambda idle, c, left: product_score(par, idle, c,
+                                                      0 if left is None else NOW + left,
+                                                      NOW)[0]):
+        assert score(40_000, 5, None) == pytest.approx(501.0)
+        assert score(1_000, 6, None) == pytest.approx(498.025)
+        assert score(2_000, 5, 5_000) == pytest.approx(501.925)
 
 
 def test_scores_match_reference_and_ttl_urgency():
@@ -97,10 +106,10 @@ def test_scores_match_reference_and_ttl_urgency():
     got = scores(ctl, ents, NOW)
     for e, s in zip(ents, got):
         left = e.exp - NOW if e.exp > 0 else None
-        want = A.adaptive_score(ctl.alpha, NOW - e.lru, e.lfu, left, 8_000.0)
+        want = R.adaptive_score(ctl.alpha, NOW - e.lru, e.lfu, left, 8_000.0)
         assert s == pytest.approx(want)
-    assert got[2] > A.adaptive_score(ctl.alpha, 5, 200, None, 8_000.0)     # urgent
-    assert got[3] == pytest.approx(A.adaptive_score(ctl.alpha, 5, 200, None, 8_000.0))
+    assert got[2] > R.adaptive_score(ctl.alpha, 5, 200, None, 8_000.0)     # urgent
+    assert got[3] == pytest.approx(R.adaptive_score(ctl.alpha, 5, 200, None, 8_000.0))
 
 
 def test_scores_do_not_depend_on_the_request_rate():

@@ -20,7 +20,7 @@ OURS_ONLY = {"ahe-controller", "ahe-feedback", "ahe-alpha-init", "ahe-step", "ah
              "ahe-probation",
              "litehit-shadow", "litehit-shadow-mode", "litehit-block-bytes",
              "litehit-capacities", "litehit-trace-file", "litehit-shadow-sample",
-             "litehit-window-seconds", "console-port"}
+             "litehit-window-seconds", "litehit-shadow-maxmemory", "console-port"}
 
 
 @pytest.mark.needs_redis

@@ -18,11 +18,10 @@ from ferrumkv_py.clock import ManualClock
 from ferrumkv_py.config import Config
 from ferrumkv_py.eviction import (EVICTION_CATCHUP_BUDGET_US, EVICTION_HEADROOM_MAX_BYTES,
                                   EVICTION_HEADROOM_SHIFT, tenacity_budget_us)
-from ferrumkv_py.eviction.lfu import lfu_scores
-from ferrumkv_py.policies import lru_scores, ttl_scores
 from ferrumkv_py.server import Server
 
 from .inproc_util import NullTransport
+from .score_reference import lfu_scores, lru_scores, ttl_scores
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
 EVICTING = ("allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu", "allkeys-random",

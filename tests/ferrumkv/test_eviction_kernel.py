@@ -1,5 +1,5 @@
 """The compiled victim selection (eviction/kernel.py) against a reference written with the
-reference scorers (policies.py, lfu.py, the AHE controllers' scores()) and the Python
+reference scorers (score_reference.py, the AHE controllers' scores()) and the Python
 EvictionPool: the same seeded draws must give the same victims, expired keys and pool; and
 the Evictor's compiled path (eviction/compiled.py) keeps maxmemory and every invariant."""
 
@@ -11,15 +11,15 @@ from array import array
 import pytest
 
 from ferrumkv_py.clock import ManualClock
-from ferrumkv_py.eviction import compiled as C
 from ferrumkv_py.eviction import kernel as K
+from ferrumkv_py.eviction import scores as S
 from ferrumkv_py.eviction.ahe import AheSettings, SpecController
-from ferrumkv_py.eviction.lfu import lfu_scores
 from ferrumkv_py.eviction.pool import EVPOOL_SIZE, EvictionPool
 from ferrumkv_py.keyspace import Keyspace
 from ferrumkv_py.memory import EXPIRE_COST, entry_cost
-from ferrumkv_py.policies import lru_scores, ttl_scores
 from ferrumkv_py.slots import SAMPLE_MAX_TRIES
+
+from .score_reference import lfu_scores, lru_scores, ttl_scores
 
 NOW = 1_700_000_000_000
 MASK64 = (1 << 64) - 1
@@ -118,9 +118,8 @@ def test_kernel_victims_match_the_reference(mode, vol, seed):
     ks, db = make_db(seed)
     now = NOW
     ctl = SpecController(ks, AheSettings())
-    a = ctl.state.alpha
-    fp = array("d", [a, a / K.RECENCY_HORIZON_MS, (1.0 - a) / K.LFU_COUNTER_MAX, 1.0 - a,
-                     -1.0, 0.0])
+    fp = array("d", [0.0] * K.N_FPARAMS)
+    fp[:4] = array("d", S.eps_params(ctl.state.alpha))
     state0 = random.Random(seed).getrandbits(64) | 1
     rng = array("Q", [state0])
     ref_state = [state0]
@@ -136,7 +135,6 @@ def test_kernel_victims_match_the_reference(mode, vol, seed):
         ip = array("q", [0] * K.N_IPARAMS)
         ip[K.I_NOW], ip[K.I_SAMPLES], ip[K.I_VOL], ip[K.I_LIVE] = now, 5, int(vol), live
         ip[K.I_WANT], ip[K.I_DECAY], ip[K.I_POOL_N] = want, 1, pool_n
-        ip[K.I_TTL_EDGE] = now + 30_000
         K.pick_victims(mode, ip, fp, db.lru, db.lfu, db.exp, db.vslots, *pool, rng,
                        *out, picks)
         nv, ne, pool_n = ip[K.I_VICTIMS], ip[K.I_EXPIRED], ip[K.I_POOL_N]
@@ -171,7 +169,8 @@ def test_adaptive_picks_are_the_controllers_own(probation, seed):
     """MODE_ADAPT: the scores and the two picks handed to on_evict equal what the adaptive
     controller's scores() finds among the same candidates, with probation (a third of the
     keys at PROBATION_COUNTER) and without."""
-    from ferrumkv_py.eviction.ahe_adaptive import AdaptiveController, adaptive_score
+    from ferrumkv_py.eviction.ahe_adaptive import AdaptiveController
+    from .score_reference import adaptive_score
     from ferrumkv_py.eviction.probation import PROBATION_COUNTER, PROBATION_IDLE_TURNOVERS
     ks, db = make_db(seed, vol_share=0.0)
     if probation:
@@ -185,9 +184,7 @@ def test_adaptive_picks_are_the_controllers_own(probation, seed):
         from ferrumkv_py.eviction.probation import PROBATION_LOOSE
         ctl.p_turnovers = idle_turnovers = PROBATION_LOOSE
     t, a = ctl.turnover_ms, ctl.alpha
-    w = (1.0 - a) * C.POINT_WEIGHT
-    fp = array("d", [a / t, w, C.TTL_URGENCY_HORIZON * t, C.TTL_URGENCY_WEIGHT * (a + w),
-                     idle_turnovers * t if probation else -1.0, 1.0 / t])
+    fp = array("d", ctl.params(t))
     state0 = 99
     ip = array("q", [0] * K.N_IPARAMS)
     ip[K.I_NOW], ip[K.I_SAMPLES], ip[K.I_LIVE], ip[K.I_WANT] = NOW, 5, len(db), 1
@@ -292,3 +289,56 @@ def test_pool_is_emptied_when_slots_move_or_tables_change():
     assert ev.make_room()
     ks._check()
     assert ks.used_memory <= srv.maxmemory
+
+
+def test_kernel_stamp_covers_every_module_it_freezes():
+    """numba's cache watches kernel.py alone: the stamp that flushes a stale kernel must
+    hash every module the kernels read functions or constants from (kernel.py's imports
+    from this package), and the kernels loaded now were built from these sources."""
+    import ast
+    import importlib
+    tree = ast.parse(open(K.__file__).read())
+    imported = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = "ferrumkv_py" if node.level == 2 else "ferrumkv_py.eviction"
+            if node.module:
+                imported.add(base + "." + node.module)
+            else:
+                imported.update(base + "." + a.name for a in node.names)
+    frozen = {m.__name__ for m in K.FROZEN_MODULES}
+    assert imported and imported <= frozen, imported - frozen
+    for name in frozen:
+        assert importlib.import_module(name).__file__
+    assert K._built_stamp() == K.SOURCE_STAMP
+    # the functions compiled from other modules are all covered: scores.py whole, and
+    # lfu.decayed (the one function taken from elsewhere)
+    outside = {f.py_func.__module__ + "." + f.py_func.__name__ for f in vars(K).values()
+               if hasattr(f, "py_func") and f.py_func.__module__ != K.__name__
+               and f.py_func.__module__ != S.__name__}
+    assert outside == {"ferrumkv_py.eviction.lfu.decayed"}
+    # a constant of a frozen module moves the stamp
+    old = K.kernel_abi.EVICT_MAX_EMPTY_ROUNDS
+    try:
+        K.kernel_abi.EVICT_MAX_EMPTY_ROUNDS = old + 1
+        assert K._source_stamp() != K.SOURCE_STAMP
+    finally:
+        K.kernel_abi.EVICT_MAX_EMPTY_ROUNDS = old
+    assert K._source_stamp() == K.SOURCE_STAMP
+
+
+def test_scores_are_leaves_the_kernel_can_compile():
+    """Each function of scores.py calls no other plain function (numba compiles them one
+    by one and cannot call an uncompiled one); kernel.py compiles every score."""
+    import inspect
+    funcs = {n for n, f in vars(S).items()
+             if inspect.isfunction(f) and f.__module__ == S.__name__}
+    for name in funcs:
+        called = set(getattr(S, name).__code__.co_names) & funcs
+        assert not called, (name, called)
+    compiled = {getattr(f, "py_func", None) for f in vars(K).values()}
+    kernel_side = {"lru_score", "ttl_score", "lfu_score", "eps_params_of", "eps_score",
+                   "adapt_params_of", "adaptive_score", "recency_pick",
+                   "frequency_pick"}
+    assert {getattr(S, n) for n in kernel_side} <= compiled
+    assert funcs - kernel_side == {"eps_params", "adapt_params"}     # built in Python

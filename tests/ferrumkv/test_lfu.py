@@ -19,7 +19,10 @@ from ferrumkv_py.config import Config
 from ferrumkv_py.eviction import lfu
 from ferrumkv_py.eviction.lfu import (LFU_COUNTER_MAX, LFU_INIT_VAL, MS_PER_MINUTE, decr,
                                       incr_probabilities, log_incr, make_touch)
+from ferrumkv_py.eviction.scores import lfu_score
 from ferrumkv_py.server import Server
+
+from .score_reference import lfu_scores
 
 # redis.conf: counter after 100 / 1K / 100K / 1M / 10M hits
 REDIS_TABLE = {
@@ -174,10 +177,14 @@ def test_lfu_scores_rank_rare_keys_first():
         for _ in range(reads):
             db.lookup_read(key)
     ents = [db.find(k) for k in (b"hot", b"warm", b"cold")]
-    scores = lfu.lfu_scores(db, ents, srv.ks.now_ms, 1)
-    assert scores == [255 - 55, 255 - 15, 255 - 5]
+    def scores(now_ms):         # scores.lfu_score, the kernel's and the sampler's
+        return [lfu_score(lfu.decayed(db.lfu[s], db.lru[s], now_ms // MS_PER_MINUTE, 1))
+                for s in ents]
+    assert scores(srv.ks.now_ms) == [255 - 55, 255 - 15, 255 - 5]
+    assert scores(srv.ks.now_ms) == lfu_scores(db, ents, srv.ks.now_ms, 1)
     clock.advance(10 * MS_PER_MINUTE)
-    assert lfu.lfu_scores(db, ents, clock.now_ms(), 1) == [255 - 45, 255 - 5, 255]
+    assert scores(clock.now_ms()) == [255 - 45, 255 - 5, 255]
+    assert scores(clock.now_ms()) == lfu_scores(db, ents, clock.now_ms(), 1)
 
 
 @pytest.mark.parametrize("decay", [0, 1, 2, 7])

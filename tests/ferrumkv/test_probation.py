@@ -12,9 +12,12 @@ import pytest
 from ferrumkv_py.clock import ManualClock
 from ferrumkv_py.eviction import probation as P
 from ferrumkv_py.eviction.ahe import AheSettings
-from ferrumkv_py.eviction.ahe_adaptive import AdaptiveController, adaptive_score
+from ferrumkv_py.eviction.ahe_adaptive import AdaptiveController
+from ferrumkv_py.eviction.scores import PROBATION_FIRST
 from ferrumkv_py.keyspace import Keyspace
 from ferrumkv_py.values import LFU_INIT_VAL
+
+from .score_reference import adaptive_score
 
 NOW = 1_700_000_000_000
 
@@ -186,7 +189,7 @@ def test_the_switch_turns_probation_first_off_and_on_with_hysteresis():
     s = db.find(b"fill:3")
     db.lru[s] = NOW - 2_000                      # on probation, idle 0.2 turnover
     strict = ctl.scores(db, [s], NOW)[0]
-    assert strict > P.PROBATION_FIRST
+    assert strict > PROBATION_FIRST
     # probation victims come back 4 times as often per eviction as blend victims: off,
     # but not in the first RHO_WARMUP decisions (a cold cache's rho says nothing)
     for _ in range(P.RHO_WARMUP):
@@ -201,7 +204,7 @@ def test_the_switch_turns_probation_first_off_and_on_with_hysteresis():
     assert (ctl._ev_prob, ctl._back_prob, ctl._ev_blend, ctl._back_blend) == \
         (1000.0 * k, 400.0 * k, 400.0 * k, 40.0 * k)     # the counts shrink
     loose = ctl.scores(db, [s], NOW)[0]
-    assert loose < P.PROBATION_FIRST             # the blend alone scores it now
+    assert loose < PROBATION_FIRST             # the blend alone scores it now
     assert loose == adaptive_score(ctl.alpha, 2_000, P.PROBATION_COUNTER, None, t,
                                    probation=True, idle_turnovers=P.PROBATION_LOOSE)
     # between RHO_ON and RHO_OFF nothing moves (hysteresis) ...
@@ -393,7 +396,8 @@ def test_evicted_batch_leaves_the_controller_as_evicted_one_by_one(block_left, l
     victims, so that duels start on keys the batch then evicts (probation victims that
     are duel keys stop the compiled run)."""
     from array import array
-    from ferrumkv_py.eviction.ahe_adaptive import EVICTIONS_PER_BLOCK, N_PICK_COLS
+    from ferrumkv_py.eviction.ahe_adaptive import EVICTIONS_PER_BLOCK
+    from ferrumkv_py.eviction.kernel_abi import N_PICK_COLS
     rnd = random.Random(9)
     slots = rnd.sample(range(300), 120)
     picks = array("q", [0] * (120 * N_PICK_COLS))

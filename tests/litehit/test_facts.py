@@ -84,7 +84,8 @@ def test_batch_facts_sequence():
     assert [f.hit_curve for f in batch] == [(), ((1, 2),), ((1, 2), (4, 1))]
     assert batch[-1] == RequestFact(((1, 2), (4, 1)))
     assert batch[1:] == [batch[1], batch[2]]
-    assert batch.curve_json(0) == "[]" and batch.curve_json(2) == "[[1,2],[4,1]]"
+    assert hit_curve_to_json(batch[0].hit_curve) == "[]"
+    assert hit_curve_to_json(batch[2].hit_curve) == "[[1,2],[4,1]]"
     with pytest.raises(IndexError):
         batch[3]
 
