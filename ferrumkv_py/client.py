@@ -150,6 +150,10 @@ class Client(asyncio.Protocol, ClientState):
             transport.write(encode_error(errors.PROTECTED_MODE_DENIED))
             transport.close()
             self.closing = True
+        elif self.server.ops.slow_all and not self.slow_path:
+            # a CLIENT PAUSE or MONITOR that began between this client's accept and now
+            # reached only the clients already registered: this one takes call() too
+            self.slow_path = True
 
     def is_local(self) -> bool:
         """Connected over loopback or a Unix socket (protected.is_local_peer)."""
@@ -259,7 +263,9 @@ class Client(asyncio.Protocol, ClientState):
         ks = self.ks
         ks.now_ms = ks.clock.now_ms()   # Keyspace.refresh_time(), one call fewer per read
         self.last_interaction = server.now_mono
-        stats.net_input_bytes += len(data)
+        n = len(data)
+        stats.net_input_bytes += n
+        self.read_len = n       # CLIENT LIST's qbuf while this read's commands run
         out = []
         self.executing = out    # push() to this client goes before the current reply
         append = out.append

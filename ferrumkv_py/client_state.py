@@ -76,6 +76,7 @@ class ClientState:
         self.tracking = None         # tracking.ClientTracking while CLIENT TRACKING is on
         self._slow_path = False      # every command takes call() (``slow_path``)
         self.executing = None        # this read's reply list while its commands run
+        self.read_len = 0            # bytes of the read being run (CLIENT LIST qbuf)
         self.unsent = None           # output queued for Server.flush_writes (frames)
         # ---- CLIENT PAUSE / REPLY / NO-EVICT (ops.py, commands/operators.py) ----
         self.held = None             # commands postponed by CLIENT PAUSE, in order

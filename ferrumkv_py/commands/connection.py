@@ -204,9 +204,13 @@ def client_line(c, now: float) -> str:
         flags = flags.replace("N", "")
         at = 1 if flags[:1] == "P" else 0
         flags = flags[:at] + "b" + flags[at:]
-    # unparsed input and unsent output, in bytes (Redis also counts buffer slack)
+    # the query buffer, in bytes: while a client's read runs (CLIENT LIST / INFO on
+    # itself), the read's bytes, as Redis trims its querybuf only after the read's last
+    # command; else what is buffered unparsed.  Unsent output too (Redis also counts slack)
     reader = getattr(c, "reader", None)
     qbuf = reader.buffered() if reader is not None else 0
+    if getattr(c, "executing", None) is not None:
+        qbuf = max(qbuf, c.read_len)
     t = c.transport if hasattr(c, "transport") else None
     omem = t.get_write_buffer_size() if t is not None and not t.is_closing() else 0
     if c.no_evict:                      # CLIENT NO-EVICT (commands/operators.py)

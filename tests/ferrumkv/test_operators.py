@@ -723,6 +723,21 @@ def test_client_list_counts_unparsed_input(server, r2):
     c.close()
 
 
+@pytest.mark.needs_redis
+@pytest.mark.parametrize("sub", ["LIST", "INFO"])
+def test_client_list_of_itself_counts_its_read(server, redis_server, sub):
+    """While its read runs, a client's query buffer holds that read (Redis trims it after
+    the read's last command): CLIENT LIST / INFO on itself shows qbuf=26, as redis-server
+    does (unit/introspection's CLIENT LIST / CLIENT INFO)."""
+    found = []
+    for port in (server.port, redis_server):
+        c = RawConn(port)
+        c.send(b"*2\r\n$6\r\nCLIENT\r\n$%d\r\n%s\r\n" % (len(sub), sub.encode()))
+        found.append(re.search(rb" qbuf=(\d+) ", c.read_reply()).group(1))
+        c.close()
+    assert found[0] == found[1] == b"%d" % (4 + 4 + 8 + 4 + len(sub) + 2)
+
+
 def test_add_latency_threshold(server, r2):
     ops = server.server.ops
     server.call(lambda: ops.add_latency("expire-cycle", 5_000_000))    # off: nothing
