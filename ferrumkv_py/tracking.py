@@ -66,6 +66,9 @@ def _keys_array(keys) -> bytes:
     return bulk_array(keys)
 
 
+SCRIPT_READS = frozenset({"eval_ro", "evalsha_ro", "fcall_ro"})   # see Tracking.remember
+
+
 class Tracking:
     """The server's tracking tables (``server.tracking``)."""
 
@@ -152,15 +155,25 @@ class Tracking:
 
     def remember(self, c, spec, argv) -> None:
         """After a readonly command: remember its keys for ``c`` (not in BCAST mode).
+        The read-only script commands remember nothing themselves: their scripts' reads
+        do (Engine.call -> :meth:`remember_keys`), as Redis's call() leaves EVAL_RO,
+        EVALSHA_RO and FCALL_RO out.
 
         Complexity: O(keys) plus the table's bound.
         """
+        if spec.name in SCRIPT_READS:
+            return
+        self.remember_keys(c, spec.keys(argv))
+
+    def remember_keys(self, c, keys) -> None:
+        """Remember ``keys`` for ``c``'s tracking (not in BCAST mode, and as OPTIN /
+        OPTOUT with CACHING decide).  Complexity: O(keys) plus the table's bound."""
         tr = c.tracking
         if tr.bcast or (tr.optin and not tr.caching) or (tr.optout and tr.caching):
             return
         table = self.table
         cid = c.id
-        for key in spec.keys(argv):
+        for key in keys:
             ids = table.get(key)
             if ids is None:
                 ids = table[key] = {}

@@ -154,6 +154,7 @@ def _fcall(c, argv: list, ro: bool):
     eng = engine(c.server)
     name = _s(argv[1])
     run = eng.prepare(c, frozenset(flags), ro, False, name)
+    run.keys = argv[3:3 + numkeys]
     t = eng.rt.table_from
     try:
         ok, out = eng._run_function(cb, argv[1], c.proto, t(argv[3:3 + numkeys]),

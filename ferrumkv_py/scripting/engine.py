@@ -113,6 +113,7 @@ class Engine:
         """Run an EVAL script with KEYS = argv[3:3+numkeys], ARGV = the rest."""
         flags = script.flags
         run = self.prepare(c, flags, ro, True, script.name)
+        run.keys = argv[3:3 + numkeys]
         args = argv[3:]
         try:
             if len(args) <= VARARGS_MAX:
@@ -229,6 +230,11 @@ class Engine:
         shadow = server.shadow
         if shadow is not None and spec.first_key > 0:
             shadow.record(fake, spec, argv, reply)
+        if spec.keyspace_read and not run.tracked and run.caller.tracking is not None:
+            # Redis call(): a script's first read command makes the caller's tracking
+            # remember the script's declared keys (not the keys the command read)
+            run.tracked = True
+            server.tracking.remember_keys(run.caller, run.keys)
         t = reply.__class__
         if t is bytes or t is int:
             return reply

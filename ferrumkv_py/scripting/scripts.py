@@ -57,7 +57,7 @@ class Run:
     """The state of the running script (Redis's scriptRunCtx)."""
 
     __slots__ = ("caller", "name", "ro", "allow_oom", "oom_at_start", "dirty", "start",
-                 "busy", "killed", "is_eval")
+                 "busy", "killed", "is_eval", "keys", "tracked")
 
     def __init__(self, caller, name: str, ro: bool, allow_oom: bool, oom_at_start: bool,
                  is_eval: bool):
@@ -67,6 +67,8 @@ class Run:
         self.allow_oom = allow_oom
         self.oom_at_start = oom_at_start
         self.dirty = False
+        self.keys = ()          # the declared keys (KEYS): client tracking remembers them
+        self.tracked = False    # ... once, at the script's first read (Engine.call)
         self.start = time.monotonic()
         self.busy = False
         self.killed = False

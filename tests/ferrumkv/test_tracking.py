@@ -315,3 +315,35 @@ def test_readme_recipe_for_redis_py(server):
     assert invalidated == [b"user:1", None]         # FLUSHALL invalidates everything
     r.close()
     writer.close()
+
+
+def _script_tracking(port: int) -> list:
+    """What a tracking client learns from scripts: a script's read makes its declared keys
+    tracked (not the key it read); a script without a read, and EVAL_RO's own call,
+    track nothing (unit/tracking's 'Tracking only occurs for scripts ...')."""
+    t, w = Conn(port), Conn(port)
+    try:
+        t.cmd("HELLO", "3")
+        t.cmd("CLIENT", "TRACKING", "ON")
+        steps = [
+            ("EVAL", "redis.call('set', 'k3{t}', 'bar')", 2, "k1{t}", "k2{t}"),
+            ("EVAL", "return redis.call('get', 'k3{t}')", 2, "k1{t}", "k2{t}"),
+            ("EVAL_RO", "return redis.call('ping')", 1, "k4{t}"),
+            ("EVAL_RO", "return redis.call('get', 'k5{t}')", 1, "k6{t}")]
+        out = []
+        for step in steps:
+            out.append(t.cmd(*step))
+            w.cmd("MSET", "k1{t}", "1", "k2{t}", "2", "k3{t}", "3", "k4{t}", "4",
+                  "k5{t}", "5", "k6{t}", "6")
+            out.append(t.drain(PONG3))
+        return out
+    finally:
+        t.close()
+        w.close()
+
+
+@pytest.mark.needs_redis
+def test_scripts_track_their_declared_keys_as_redis(server, redis_server):
+    ours = _script_tracking(server.port)
+    assert ours == _script_tracking(redis_server)
+    assert ours[3] == [_inv(b"k1{t}"), _inv(b"k2{t}")] and ours[5] == []
