@@ -14,6 +14,11 @@ Redis 7.0's model (blocked.c), kept here:
   gone.  A served BLMOVE's push can make its destination ready: the loop runs until no
   key is queued.
 * Inside MULTI/EXEC and scripts a blocking command acts as its non-blocking form.
+* Streams (XREAD / XREADGROUP, ``vtype`` Stream) differ: their keys are queued by XADD and
+  XGROUP DESTROY (:meth:`Blocking.signal_stream`, Redis's signalKeyAsReady) and, through the
+  WATCH hook, when a waited key stops holding a stream (deleted, expired, replaced by
+  another type: XREADGROUP waiters then get an error).  A stream waiter's ``serve`` may
+  answer :data:`NOT_READY` (nothing past its ID yet): it keeps its place and stays blocked.
 
 Readiness hook (cannot miss a key, costs nothing when nobody waits).  Every write path of
 the keyspace already reports the key it changed to ``Keyspace.signal`` whenever
@@ -46,6 +51,7 @@ from itertools import islice
 from . import errors
 from .errors import CommandError
 from .resp import NULL_ARRAY, Raw, encode, encode_error
+from .stream import Stream
 from .values import RList
 from .zset import ZSet
 
@@ -54,6 +60,7 @@ MS_PER_S = 1000
 HEAP_COMPACT_MIN = 64        # dead heap entries tolerated before the rebuild test applies
 SERVE_CHUNK = 16             # waiters of one key looked at per slice of its FIFO
 BLOCKED = Raw(b"")           # a handler's reply when it blocked its client (nothing sent)
+NOT_READY = object()         # a stream waiter's serve(): nothing for it yet, keep waiting
 
 
 def may_block(c) -> bool:
@@ -90,7 +97,7 @@ class Waiter:
     def __init__(self, client, keys: list, vtype, serve, deadline):
         self.client = client
         self.keys = keys            # unique (db id, key) pairs, in command order
-        self.vtype = vtype          # RList or ZSet: the value class that serves it
+        self.vtype = vtype          # RList, ZSet or Stream: the value class that serves it
         self.serve = serve          # serve(client, key) -> reply value; may raise CommandError
         self.deadline = deadline    # event-loop time (s), or None = forever
         self.timeout_reply = NULL_ARRAY
@@ -106,6 +113,7 @@ class Blocking:
         self.marks: dict = {}       # (db id, key) -> its _ReadyMark in ks.watched
         self.ready: list = []       # (db id, key) queued, in the order they became ready
         self.ready_set: set = set()
+        self.streamers: dict = {}   # (db id, key) -> how many of its waiters are XREAD*s
         self.blocked = 0            # INFO blocked_clients
         self.timed = 0              # INFO clients_in_timeout_table (live heap entries)
         self.heap: list = []        # (deadline, seq, Waiter)
@@ -176,6 +184,8 @@ class Blocking:
                 continue        # a key named twice waits once (Redis bpop.keys is a dict)
             q[c] = None
             pairs.append(k)
+            if vtype is Stream:
+                self.streamers[k] = self.streamers.get(k, 0) + 1
         w = Waiter(c, pairs, vtype, serve, self.deadline(timeout_ms))
         c.bstate = w
         self.blocked += 1
@@ -200,6 +210,12 @@ class Blocking:
             q = self.waiting.get(k)
             if q is None:
                 continue
+            if w.vtype is Stream and q.pop(c, False) is None:
+                n = self.streamers[k] - 1
+                if n:
+                    self.streamers[k] = n
+                else:
+                    del self.streamers[k]
             q.pop(c, None)
             if not q:
                 del self.waiting[k]
@@ -250,11 +266,22 @@ class Blocking:
             return
         db = self.ks.dbs[dbid]
         e = db.find(key)
-        if e is None:
-            return
-        v = db.vals[e]
-        if v.__class__ is not RList and v.__class__ is not ZSet:
-            return
+        cls = db.vals[e].__class__ if e is not None else None
+        if cls is not RList and cls is not ZSet:
+            # a stream's waiters are told by XADD / XGROUP DESTROY; here only that the key
+            # no longer holds a stream (XREADGROUP waiters then fail)
+            if cls is Stream or k not in self.streamers:
+                return
+        self._queue(k)
+
+    def signal_stream(self, dbid: int, key: bytes) -> None:
+        """XADD added entries or XGROUP DESTROY removed a group: queue the key if someone
+        waits on it.  Complexity: O(1)."""
+        k = (dbid, key)
+        if k in self.waiting and k not in self.ready_set:
+            self._queue(k)
+
+    def _queue(self, k) -> None:
         self.ready_set.add(k)
         self.ready.append(k)
         self.server.blocking_due = True
@@ -292,16 +319,25 @@ class Blocking:
             if not chunk:
                 return
             for c in chunk:
+                w = c.bstate
+                if w is not None and w.vtype is Stream:
+                    if not self._serve(c, w, key):
+                        skipped += 1
+                    continue
                 e = db.lookup_notouch(key)
                 if e is None:
-                    return
-                w = c.bstate
+                    if (db.id, key) not in self.streamers:
+                        return
+                    skipped += 1
+                    continue
                 if w is None or w.vtype is not db.vals[e].__class__:
                     skipped += 1
                     continue
                 self._serve(c, w, key)
 
-    def _serve(self, c, w, key: bytes) -> None:
+    def _serve(self, c, w, key: bytes) -> bool:
+        """Answer ``c`` from ``key`` and unblock it; False (still blocked) when its serve
+        says NOT_READY."""
         stats = self.server.stats
         try:
             reply = w.serve(c, key)
@@ -309,10 +345,13 @@ class Blocking:
             stats.count_error(e.code)
             frame = encode_error(e.text)
         else:
+            if reply is NOT_READY:
+                return False
             frame = encode(reply, c.proto)
         c.push(frame)
         self._untime(w)
         self._release(c)
+        return True
 
     def _check(self) -> None:
         """Assert the invariants: every waiter is in the FIFO of each of its keys and of
@@ -328,6 +367,9 @@ class Blocking:
             assert q and all(k in c.bstate.keys for c in q)
             assert self.marks[k] in self.ks.watched.get(k, ())
         assert set(self.marks) == set(self.waiting)
+        for k, q in self.waiting.items():
+            n = sum(1 for c in q if c.bstate.vtype is Stream)
+            assert self.streamers.get(k, 0) == n
         assert self.timed == sum(1 for c in clients if c.bstate.deadline is not None)
         live = {id(x[2]) for x in self.heap if x[2].client.bstate is x[2]}
         assert len(live) == self.timed

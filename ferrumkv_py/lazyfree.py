@@ -45,6 +45,9 @@ def effort(value) -> int:
     """Elements a value holds (Redis ``lazyfreeGetFreeEffort``): 1 for a string."""
     if value.__class__ is bytes:
         return 1
+    nodes = getattr(value, "nodes", None)      # a Stream: its nodes (Redis: rax nodes)
+    if nodes is not None:
+        return len(nodes) + sum(len(g.pel) + len(g.consumers) for g in value.groups.values())
     scores = getattr(value, "scores", None)     # a ZSet: its member dict
     return len(scores) if scores is not None else len(value)
 
@@ -178,6 +181,9 @@ def _slicer(value):
     scores = getattr(value, "scores", None)
     if scores is not None:
         return _Chain([scores, value.order._m, value])
+    nodes = getattr(value, "nodes", None)       # a Stream: its node list, then its groups
+    if nodes is not None:
+        return _Chain([nodes, value.groups, ()])
     return value
 
 
