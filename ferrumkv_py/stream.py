@@ -160,26 +160,41 @@ class Node:
         """lpBytes() of this node's listpack.  Complexity: O(1)."""
         return LP_EMPTY_BYTES + lp_size(self.live) + lp_size(self.dead) + self.body
 
-    def append(self, i: int, fv: tuple) -> None:
-        master = self.ids[0] if self.ids else i
-        mf = self.mfields
-        n = len(fv) // 2
-        same = n == len(mf) and all(fv[2 * k] == mf[k] for k in range(n))
-        size = lp_size(FLAG_SAMEFIELDS if same else 0) + \
-            lp_size(signed64((i >> ID_BITS) - (master >> ID_BITS))) + \
-            lp_size(signed64((i & SEQ_MASK) - (master & SEQ_MASK)))
+    def append(self, i: int, fv: tuple, totlen: int) -> None:
+        """Add entry ``i`` with pairs ``fv`` (``totlen``: the sum of their lengths) and
+        account its listpack bytes exactly.  Complexity: O(len(fv)).
+
+        The sizes are lp_size's, inlined for the common cases (ID deltas and counts of
+        0..127, strings of up to 63 bytes that cannot be numbers): XADD -P 16 in-process
+        9.6 -> 6.2 us per command (bench/streams.py's notes)."""
+        ids = self.ids
+        master = ids[0] if ids else i
+        n = len(fv) >> 1
+        same = fv[0::2] == self.mfields
+        dms = (i >> ID_BITS) - (master >> ID_BITS)
+        dseq = (i & SEQ_MASK) - (master & SEQ_MASK)
+        size = 2 + (2 if dms < 128 else lp_size(signed64(dms))) + \
+            (2 if 0 <= dseq < 128 else lp_size(signed64(dseq)))
         if same:
-            size += sum(lp_size(fv[k]) for k in range(1, len(fv), 2))
+            items = fv[1::2]
             lp_count = n + 3
         else:
-            size += lp_size(n) + sum(map(lp_size, fv))
+            items = fv
             lp_count = 2 * n + 4
-        self.body += size + lp_size(lp_count)
-        self.ids.append(i)
+            size += 2 if n < 128 else lp_size(n)
+        first = _INT_FIRST
+        for x in items:
+            m = len(x)
+            if m <= _STR6_MAX and (m == 0 or x[0] not in first):
+                size += m + 2
+            else:
+                size += lp_size(x)
+        self.body += size + (2 if lp_count < 128 else lp_size(lp_count))
+        ids.append(i)
         self.flags.append(FLAG_SAMEFIELDS if same else 0)
         self.fvs.append(fv)
         self.live += 1
-        self.cost += entry_cost(fv)
+        self.cost += ENTRY_OVERHEAD + FIELD_OVERHEAD * len(fv) + totlen
 
 
 class Nack:
@@ -237,18 +252,24 @@ class Stream:
 
     # ---- adding ----
 
-    def append(self, i: int, fv: tuple, max_bytes: int, max_entries: int) -> None:
-        """Add entry ``i`` (> last_id, checked by the caller) with pairs ``fv``, opening a
-        new node when the tail one is full by Redis's rule (streamAppendItem): its
-        listpack would reach ``max_bytes`` (0 = the 1 GiB cap) or it holds ``max_entries``
-        entries, live or deleted (0 = no limit).  Complexity: O(len(fv))."""
+    def append(self, i: int, fv: tuple, max_bytes: int, max_entries: int,
+               totlen: int = -1) -> None:
+        """Add entry ``i`` (> last_id, checked by the caller) with pairs ``fv`` (``totlen``:
+        the sum of their lengths, if the caller has it), opening a new node when the tail
+        one is full by Redis's rule (streamAppendItem): its listpack would reach
+        ``max_bytes`` (0 = the 1 GiB cap) or it holds ``max_entries`` entries, live or
+        deleted (0 = no limit).  Complexity: O(len(fv))."""
+        if totlen < 0:
+            totlen = sum(map(len, fv))
         nodes = self.nodes
         node = nodes[-1] if nodes else None
         if node is not None:
             if max_bytes == 0 or max_bytes > LISTPACK_MAX_SIZE:
                 max_bytes = LISTPACK_MAX_SIZE
-            if node.lp_bytes() + sum(map(len, fv)) >= max_bytes or \
-                    (max_entries and node.live + node.dead >= max_entries):
+            live, dead = node.live, node.dead
+            lp_bytes = LP_EMPTY_BYTES + node.body + \
+                (2 if live < 128 else lp_size(live)) + (2 if dead < 128 else lp_size(dead))
+            if lp_bytes + totlen >= max_bytes or (max_entries and live + dead >= max_entries):
                 node = None
         if node is None:
             node = Node(fv[0::2])
@@ -256,7 +277,7 @@ class Stream:
             self.keys.append(i)
             self.mem += node.cost
         before = node.cost
-        node.append(i, fv)
+        node.append(i, fv, totlen)
         self.mem += node.cost - before
         self.length += 1
         self.entries_added += 1
@@ -336,7 +357,12 @@ class Stream:
         return r[0][0] if r else None
 
     def last_live(self) -> int | None:
-        """The last live ID (None when empty); Redis streamLastValidID."""
+        """The last live ID (None when empty); Redis streamLastValidID.
+        Complexity: O(1) unless the tail entries are tombstones."""
+        if self.nodes:
+            node = self.nodes[-1]
+            if not node.flags[-1] & FLAG_DELETED:
+                return node.ids[-1]
         r = self.range(0, MAX_ID, True, 1)
         return r[0][0] if r else None
 

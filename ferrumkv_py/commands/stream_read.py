@@ -37,7 +37,7 @@ from ..resp import NULL_ARRAY
 from ..stream import MAX_ID, Nack, Stream, id_text
 from ._util import parse_int
 from .stream_groups import create_consumer
-from .streams import account, read_stream, strict_id
+from .streams import account, entries_reply, read_stream, strict_id
 
 XREAD_BLOCKED_DEFAULT_COUNT = 1000
 
@@ -114,7 +114,7 @@ def _deliver(c, e, s: Stream, key: bytes, a: ReadArgs, start: int, count: int,
              history: bool) -> list:
     """The entries one stream gives this call (with the group's bookkeeping)."""
     if a.group is None:
-        return [[id_text(i), list(fv)] for i, fv in s.range(start, MAX_ID, False, count)]
+        return entries_reply(s.range(start, MAX_ID, False, count))
     g = s.groups[a.group]
     before = s.mem
     consumer = create_consumer(c, e, s, g, a.consumer, key)
@@ -133,10 +133,10 @@ def _deliver(c, e, s: Stream, key: bytes, a: ReadArgs, start: int, count: int,
             nack.delivery_count += 1
             out.append([id_text(i), list(fv)])
     else:
-        for i, fv in s.range(start, MAX_ID, False, count):
+        out = s.range(start, MAX_ID, False, count)
+        for i, fv in out:
             if i > g.last_id:
                 s.advance(g, i)
-            out.append([id_text(i), list(fv)])
             if a.noack:
                 continue
             nack = g.pel.get(i)
@@ -149,6 +149,7 @@ def _deliver(c, e, s: Stream, key: bytes, a: ReadArgs, start: int, count: int,
                 nack.delivery_time = now
                 nack.delivery_count = 1
                 consumer.pel[i] = nack
+        out = entries_reply(out)
     account(c, e, s, before)
     return out
 
