@@ -114,6 +114,7 @@ class Blocking:
         self.ready: list = []       # (db id, key) queued, in the order they became ready
         self.ready_set: set = set()
         self.streamers: dict = {}   # (db id, key) -> how many of its waiters are XREAD*s
+        self.xready: set = set()    # stream keys XADD / XGROUP DESTROY marked, until served
         self.blocked = 0            # INFO blocked_clients
         self.timed = 0              # INFO clients_in_timeout_table (live heap entries)
         self.heap: list = []        # (deadline, seq, Waiter)
@@ -267,19 +268,22 @@ class Blocking:
         db = self.ks.dbs[dbid]
         e = db.find(key)
         cls = db.vals[e].__class__ if e is not None else None
-        if cls is not RList and cls is not ZSet:
-            # a stream's waiters are told by XADD / XGROUP DESTROY; here only that the key
-            # no longer holds a stream (XREADGROUP waiters then fail)
-            if cls is Stream or k not in self.streamers:
-                return
+        if cls is not RList and cls is not ZSet and k not in self.streamers:
+            return
+        # A key with stream waiters is queued on any change: the change may be its
+        # deletion still to come (FLUSHALL signals before it empties the databases).  When
+        # served, a waiter whose key still holds a stream is answered only if XADD or
+        # XGROUP DESTROY marked the key (``xready``), as Redis's signalKeyAsReady.
         self._queue(k)
 
     def signal_stream(self, dbid: int, key: bytes) -> None:
         """XADD added entries or XGROUP DESTROY removed a group: queue the key if someone
         waits on it.  Complexity: O(1)."""
         k = (dbid, key)
-        if k in self.waiting and k not in self.ready_set:
-            self._queue(k)
+        if k in self.waiting:
+            self.xready.add(k)
+            if k not in self.ready_set:
+                self._queue(k)
 
     def _queue(self, k) -> None:
         self.ready_set.add(k)
@@ -303,9 +307,9 @@ class Blocking:
             for k in batch:
                 self.ready_set.discard(k)
                 q = self.waiting.get(k)
-                if not q:
-                    continue
-                self._serve_key(q, ks.dbs[k[0]], k[1])
+                if q:
+                    self._serve_key(q, ks.dbs[k[0]], k[1])
+                self.xready.discard(k)
         self.server.blocking_due = False
 
     def _serve_key(self, q: dict, db, key: bytes) -> None:
@@ -343,6 +347,11 @@ class Blocking:
             reply = w.serve(c, key)
         except CommandError as e:
             stats.count_error(e.code)
+            # the blocked call failed: Redis counts it in the command's failed_calls
+            from .registry import lookup
+            spec = lookup(c.last_cmd.encode().split(b"|")[0])
+            if spec is not None:
+                stats.count_failed(spec)
             frame = encode_error(e.text)
         else:
             if reply is NOT_READY:

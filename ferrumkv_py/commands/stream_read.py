@@ -19,8 +19,9 @@ Blocking (``BLOCK ms``, 0 = forever), Redis 7.0's rules kept:
   served when the stream's last ID is past its ID, with a one-stream reply.  A group that
   is gone answers ``-NOGROUP the consumer group this client was blocked on no longer
   exists``.
-* Deleting the key, or replacing it with a value of another type, answers the XREADGROUP
-  waiters ``-UNBLOCKED the stream key no longer exists``; XREAD waiters keep waiting.
+* Deleting the key (DEL, FLUSHALL, expiry ...), or replacing it with a value of another
+  type, answers the XREADGROUP waiters ``-UNBLOCKED the stream key no longer exists``;
+  XREAD waiters keep waiting.
 * Inside MULTI/EXEC (and a script without BLOCK) the command answers at once; a script's
   XREAD BLOCK is refused ("... is not allowed with BLOCK option from scripts").
 
@@ -185,6 +186,11 @@ def _read(c, argv: list, grouped: bool):
         return NULL_ARRAY
     count = a.count or XREAD_BLOCKED_DEFAULT_COUNT
     waits = dict(zip(a.keys, a.ids))
+    db = c.db
+    seen = {}                    # key -> the value it held when last looked at
+    for key in a.keys:
+        e = db.peek(key)
+        seen[key] = db.vals[e] if e is not None else None
 
     def serve(cl, key):
         e = cl.db.lookup_notouch(key)
@@ -192,7 +198,14 @@ def _read(c, argv: list, grouped: bool):
         if s is None or s.__class__ is not Stream:
             if a.group is not None:
                 raise CommandError(errors.XREADGROUP_DELETED)
+            seen[key] = s
             return NOT_READY
+        # Redis signals a stream key on XADD, XGROUP DESTROY and when a value is added or
+        # replaced (RENAME, RESTORE, MKSTREAM ...): a write in place that added nothing
+        # (XACK, XGROUP SETID ...) serves nobody
+        if s is seen[key] and (cl.db.id, key) not in cl.server.blocking.xready:
+            return NOT_READY
+        seen[key] = s
         gt = waits[key]
         if a.group is not None:
             g = s.groups.get(a.group)

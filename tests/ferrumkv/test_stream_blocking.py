@@ -140,3 +140,53 @@ def test_errors_of_block_and_count(conns):
         b"-ERR timeout is negative\r\n"
     assert _call(c, "XREAD", "COUNT", "x", "STREAMS", "s", "$") == \
         b"-ERR value is not an integer or out of range\r\n"
+
+
+def test_flushall_unblocks_xreadgroup(raw):
+    waiter, ctl = raw(), raw()
+    _call(ctl, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    _send(waiter, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    _wait_blocked(ctl)
+    _call(ctl, "FLUSHALL")
+    assert waiter.read_reply() == b"-UNBLOCKED the stream key no longer exists\r\n"
+
+
+def test_setid_back_does_not_serve_until_xadd(conns):
+    waiter, ctl = conns
+    _call(ctl, "XADD", "s", "1-0", "a", "1")
+    _call(ctl, "XGROUP", "CREATE", "s", "g", "$")
+    _send(waiter, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    _wait_blocked(ctl)
+    _call(ctl, "XGROUP", "SETID", "s", "g", "0")      # entries behind the group now
+    _call(ctl, "XACK", "s", "g", "1-0")
+    _wait_blocked(ctl, 1)                             # Redis serves only on XADD
+    _call(ctl, "XADD", "s", "2-0", "b", "2")
+    reply = waiter.read_reply()
+    assert b"1-0" in reply and b"2-0" in reply
+
+
+def test_a_failed_blocked_call_counts_in_commandstats(conns):
+    waiter, ctl = conns
+    _call(ctl, "CONFIG", "RESETSTAT")
+    _call(ctl, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    _send(waiter, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    _wait_blocked(ctl)
+    _call(ctl, "XGROUP", "DESTROY", "s", "g")
+    assert waiter.read_reply().startswith(b"-NOGROUP")
+    stats = _call(ctl, "INFO", "commandstats")
+    line = [x for x in stats.split(b"\r\n") if x.startswith(b"cmdstat_xreadgroup:")][0]
+    assert line.startswith(b"cmdstat_xreadgroup:calls=1,")
+    assert line.endswith(b",rejected_calls=0,failed_calls=1")
+    assert b"errorstat_NOGROUP:count=1" in _call(ctl, "INFO", "errorstats")
+
+
+def test_rename_of_a_stream_serves_the_waiter(conns):
+    waiter, ctl = conns
+    _call(ctl, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    _send(waiter, "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
+    _wait_blocked(ctl)
+    _call(ctl, "XGROUP", "CREATE", "s2", "g", "$", "MKSTREAM")
+    _call(ctl, "XADD", "s2", "100", "f1", "v1")
+    _call(ctl, "RENAME", "s2", "s")          # s2 had its own group g: served from it
+    assert waiter.read_reply() == (b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$5\r\n100-0\r\n"
+                                   b"*2\r\n$2\r\nf1\r\n$2\r\nv1\r\n")
