@@ -343,3 +343,23 @@ def test_memory_matches_recount(r2, server):
         v._check()
         return v.mem
     assert server.call(check) > 0
+
+
+def test_acl_key_patterns_and_getkeys(server, raw):
+    """XREAD / XREADGROUP keys are found after STREAMS (Redis xreadGetKeys); the replies
+    were checked against redis-server 7.0.15 for these calls."""
+    c = raw()
+
+    def call(*args):
+        c.send(command_frame(*args))
+        return c.read_reply()
+    call("ACL", "SETUSER", "u", "on", "nopass", "~a*", "+@all")
+    assert call("COMMAND", "GETKEYS", "XREAD", "COUNT", "1", "STREAMS", "a1", "b1", "0",
+                "0") == b"*2\r\n$2\r\na1\r\n$2\r\nb1\r\n"
+    assert call("COMMAND", "GETKEYS", "XREADGROUP", "GROUP", "g", "c", "STREAMS", "a1",
+                "0") == b"*1\r\n$2\r\na1\r\n"
+    assert call("ACL", "DRYRUN", "u", "XREAD", "STREAMS", "a1", "0") == b"+OK\r\n"
+    assert b"no permissions to access the 'b1' key" in call(
+        "ACL", "DRYRUN", "u", "XREADGROUP", "GROUP", "g", "c", "STREAMS", "b1", "0")
+    assert b"no permissions to access the 'b1' key" in call(
+        "ACL", "DRYRUN", "u", "XINFO", "STREAM", "b1")

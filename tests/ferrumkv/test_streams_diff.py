@@ -111,8 +111,21 @@ def _mask(args: list, reply: bytes) -> bytes:
 @pytest.fixture(scope="module")
 def servers(redis_server):
     ours = ServerThread()
-    yield redis_server, ours.port
+    yield redis_server, ours.port, ours
     ours.stop()
+
+
+def _check_values(ours: ServerThread) -> None:
+    """Every stream's invariants (Stream._check: nodes, PELs, mem == recount) and the
+    keyspace's (used_memory is the sum of the values' costs)."""
+    def check():
+        ks = ours.server.ks
+        for db in ks.dbs:
+            for v in db.vals:
+                if v is not None and v.__class__.__name__ == "Stream":
+                    v._check()
+        ks._check()
+    ours.call(check)
 
 
 def _run(servers, proto: int, seq: list) -> None:
@@ -123,6 +136,7 @@ def _run(servers, proto: int, seq: list) -> None:
         for args in seq:
             real, ours = pair.run(args)
             assert _mask(args, ours) == _mask(args, real), (args, real[:300], ours[:300])
+        _check_values(servers[2])
         pair.run(["CONFIG", "SET", "stream-node-max-entries", "100"])
     finally:
         pair.close()
