@@ -178,7 +178,7 @@ def _node(key: int, blob: bytes) -> Node:
         node.ids.append(i)
         node.flags.append(flags & (FLAG_DELETED | FLAG_SAMEFIELDS))
         node.fvs.append(tuple(fv))
-        node.cost += entry_cost(fv)
+        node.cost += entry_cost(fv, bool(flags & FLAG_SAMEFIELDS))
         seen_dead += bool(flags & FLAG_DELETED)
     if pos != len(items) or seen_dead != dead or not node.ids or node.ids[0] != key:
         raise StreamFormatError("stream listpack inconsistent")

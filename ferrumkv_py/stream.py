@@ -58,6 +58,7 @@ from bisect import bisect_left, bisect_right
 
 from sortedcontainers import SortedDict
 
+from .memory import BYTES_OBJ
 from .rdb_blobs import _BACKLEN_LIMITS, _INT_FIRST, _STR6_MAX, _STR12_MAX, as_ll, LONG_STR_SIZE
 
 ID_BITS = 64
@@ -75,7 +76,12 @@ INT64_WRAP = 1 << 64
 STREAM_BASE = 320          # Stream object, node and key lists, counters
 NODE_COST = 200            # a node object, its ids / fvs lists and flags bytearray
 ENTRY_OVERHEAD = 120       # int ID (44) + list slots (16) + flag byte + fv tuple header (56)
-FIELD_OVERHEAD = 41        # one tuple slot (8) + one bytes object header (33)
+TUPLE_SLOT = 8             # one pointer of the entry's fv tuple
+FIELD_OVERHEAD = TUPLE_SLOT + BYTES_OBJ     # an item with its own bytes object
+# A SAMEFIELDS entry's field names are the node's master field objects (shared, charged
+# once per node), so only its values' bytes objects are its own: XADD of one 5-byte field
+# and a 10-byte value (bench/streams.py), RSS growth 234 -> 186 bytes per entry, modelled
+# 219 -> 181.5 (redis-server: ~20).
 GROUP_COST = 400           # Group object with two dicts / SortedDict headers
 CONSUMER_COST = 350        # Consumer object with its SortedDict
 NACK_COST = 180            # Nack object + a slot in two SortedDicts + the ID int
@@ -130,8 +136,18 @@ def signed64(v: int) -> int:
     return v - INT64_WRAP if v >> 63 else v
 
 
-def entry_cost(fv) -> int:
+def entry_cost(fv, same: bool = False) -> int:
+    """Modelled bytes of one entry; ``same``: a SAMEFIELDS entry (shared field names)."""
+    if same:
+        values = fv[1::2]
+        return ENTRY_OVERHEAD + TUPLE_SLOT * len(fv) + BYTES_OBJ * len(values) + \
+            sum(map(len, values))
     return ENTRY_OVERHEAD + FIELD_OVERHEAD * len(fv) + sum(map(len, fv))
+
+
+def master_cost(mfields: tuple) -> int:
+    """A node's master field names: one bytes object each, shared by its entries."""
+    return (BYTES_OBJ + TUPLE_SLOT) * len(mfields) + sum(map(len, mfields))
 
 
 class Node:
@@ -150,7 +166,7 @@ class Node:
         # (whose width changes with their value): master field count, fields, the 0
         # terminator, and every entry
         self.body = lp_size(len(mfields)) + sum(map(lp_size, mfields)) + lp_size(0)
-        self.cost = NODE_COST
+        self.cost = NODE_COST + master_cost(mfields)
 
     @property
     def master(self) -> int:
@@ -178,6 +194,13 @@ class Node:
         if same:
             items = fv[1::2]
             lp_count = n + 3
+            mf = self.mfields      # share the node's field objects (the argv's are freed)
+            if n == 1:
+                fv = (mf[0], fv[1])
+            else:
+                shared = list(fv)
+                shared[0::2] = mf
+                fv = tuple(shared)
         else:
             items = fv
             lp_count = 2 * n + 4
@@ -194,7 +217,11 @@ class Node:
         self.flags.append(FLAG_SAMEFIELDS if same else 0)
         self.fvs.append(fv)
         self.live += 1
-        self.cost += ENTRY_OVERHEAD + FIELD_OVERHEAD * len(fv) + totlen
+        if same:
+            self.cost += ENTRY_OVERHEAD + TUPLE_SLOT * len(fv) + BYTES_OBJ * n + totlen - \
+                sum(map(len, self.mfields))
+        else:
+            self.cost += ENTRY_OVERHEAD + FIELD_OVERHEAD * len(fv) + totlen
 
 
 class Nack:
@@ -542,7 +569,8 @@ class Stream:
         """``mem`` recomputed from the contents (``_check`` compares).  O(size)."""
         total = STREAM_BASE
         for node in self.nodes:
-            total += NODE_COST + sum(map(entry_cost, node.fvs))
+            total += NODE_COST + master_cost(node.mfields) + sum(
+                entry_cost(fv, bool(f & FLAG_SAMEFIELDS)) for f, fv in zip(node.flags, node.fvs))
         for name, g in self.groups.items():
             total += GROUP_COST + len(name) + NACK_COST * len(g.pel)
             total += sum(CONSUMER_COST + len(n) for n in g.consumers)
