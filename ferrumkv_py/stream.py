@@ -5,7 +5,7 @@ Entries.  A stream is an append-only log of entries, each an ID ``ms-seq`` (two 
 one Python int, ``ms << 64 | seq``, so comparing, bisecting and incrementing IDs is integer
 arithmetic (``0-0`` is 0, ``+`` is ``MAX_ID``).
 
-The entries live in *nodes*, chunks of consecutive entries, in a list ordered by each
+The entries live in *nodes* (``stream_node.py``), chunks of consecutive entries, in a list ordered by each
 node's first ("master") ID, beside a parallel list of those master IDs for ``bisect``.
 This is the shape of Redis's radix tree of listpacks, kept on purpose: Redis decides where
 one node ends and the next begins (``stream-node-max-entries``, ``stream-node-max-bytes``),
@@ -58,30 +58,17 @@ from bisect import bisect_left, bisect_right
 
 from sortedcontainers import SortedDict
 
-from .memory import BYTES_OBJ
-from .rdb_blobs import _BACKLEN_LIMITS, _INT_FIRST, _STR6_MAX, _STR12_MAX, as_ll, LONG_STR_SIZE
+from .stream_node import (FLAG_DELETED, FLAG_SAMEFIELDS, ID_BITS, LP_EMPTY_BYTES,  # noqa: F401
+                          NODE_COST, SEQ_MASK, Node, entry_cost, lp_size, master_cost,
+                          signed64)  # (re-exported: rdb_stream, the commands, the tests)
 
-ID_BITS = 64
-SEQ_MASK = (1 << ID_BITS) - 1
 MAX_ID = (1 << (2 * ID_BITS)) - 1          # UINT64_MAX-UINT64_MAX, the ID "+"
-FLAG_DELETED = 1                           # STREAM_ITEM_FLAG_DELETED
-FLAG_SAMEFIELDS = 2                        # STREAM_ITEM_FLAG_SAMEFIELDS
 INVALID_ENTRIES_READ = -1                  # SCG_INVALID_ENTRIES_READ
 LISTPACK_MAX_SIZE = 1 << 30                # STREAM_LISTPACK_MAX_SIZE
-LP_EMPTY_BYTES = 7                         # listpack header (6) + terminator (1)
 TRIM_MAXLEN, TRIM_MINID = 1, 2
-INT64_WRAP = 1 << 64
 
 # ---- modelled memory (memory.py's value_cost reads Stream.mem) ----
 STREAM_BASE = 320          # Stream object, node and key lists, counters
-NODE_COST = 200            # a node object, its ids / fvs lists and flags bytearray
-ENTRY_OVERHEAD = 120       # int ID (44) + list slots (16) + flag byte + fv tuple header (56)
-TUPLE_SLOT = 8             # one pointer of the entry's fv tuple
-FIELD_OVERHEAD = TUPLE_SLOT + BYTES_OBJ     # an item with its own bytes object
-# A SAMEFIELDS entry's field names are the node's master field objects (shared, charged
-# once per node), so only its values' bytes objects are its own: XADD of one 5-byte field
-# and a 10-byte value (bench/streams.py), RSS growth 234 -> 186 bytes per entry, modelled
-# 219 -> 181.5 (redis-server: ~20).
 GROUP_COST = 400           # Group object with two dicts / SortedDict headers
 CONSUMER_COST = 350        # Consumer object with its SortedDict
 NACK_COST = 180            # Nack object + a slot in two SortedDicts + the ID int
@@ -94,134 +81,6 @@ def make_id(ms: int, seq: int) -> int:
 def id_text(i: int) -> bytes:
     """``ms-seq`` as Redis writes it.  Complexity: O(1)."""
     return b"%d-%d" % (i >> ID_BITS, i & SEQ_MASK)
-
-
-def lp_size(item) -> int:
-    """Bytes one listpack entry (encoding, data, back-length) takes for ``item`` (bytes or
-    int), as Redis's lpAppend stores it (a string that spells an int64 is an integer).
-    Complexity: O(len(item)) at worst, O(1) for strings that cannot be numbers."""
-    if item.__class__ is not int:
-        n = len(item)
-        if n <= _STR6_MAX and (n == 0 or item[0] not in _INT_FIRST):
-            return n + 2
-        v = as_ll(item) if n < LONG_STR_SIZE else None
-        if v is None:
-            enc = n + 1 if n <= _STR6_MAX else n + 2 if n <= _STR12_MAX else n + 5
-            return enc + _backlen_size(enc)
-        item = v
-    v = item
-    if 0 <= v <= 127:
-        return 2
-    if -4096 <= v <= 4095:
-        return 3
-    if -32768 <= v <= 32767:
-        return 4
-    if -8388608 <= v <= 8388607:
-        return 5
-    if -2147483648 <= v <= 2147483647:
-        return 6
-    return 10
-
-
-def _backlen_size(size: int) -> int:
-    if size <= _BACKLEN_LIMITS[0]:
-        return 1
-    return 2 if size < _BACKLEN_LIMITS[1] else 3 if size < _BACKLEN_LIMITS[2] else \
-        4 if size < _BACKLEN_LIMITS[3] else 5
-
-
-def signed64(v: int) -> int:
-    """A uint64 difference as the int64 Redis's lpAppendInteger stores."""
-    v &= SEQ_MASK
-    return v - INT64_WRAP if v >> 63 else v
-
-
-def entry_cost(fv, same: bool = False) -> int:
-    """Modelled bytes of one entry; ``same``: a SAMEFIELDS entry (shared field names)."""
-    if same:
-        values = fv[1::2]
-        return ENTRY_OVERHEAD + TUPLE_SLOT * len(fv) + BYTES_OBJ * len(values) + \
-            sum(map(len, values))
-    return ENTRY_OVERHEAD + FIELD_OVERHEAD * len(fv) + sum(map(len, fv))
-
-
-def master_cost(mfields: tuple) -> int:
-    """A node's master field names: one bytes object each, shared by its entries."""
-    return (BYTES_OBJ + TUPLE_SLOT) * len(mfields) + sum(map(len, mfields))
-
-
-class Node:
-    """Consecutive entries: one listpack in Redis (see the module docstring)."""
-
-    __slots__ = ("ids", "flags", "fvs", "mfields", "live", "dead", "body", "cost")
-
-    def __init__(self, mfields: tuple):
-        self.ids: list = []
-        self.flags = bytearray()
-        self.fvs: list = []
-        self.mfields = mfields
-        self.live = 0
-        self.dead = 0
-        # listpack bytes of everything but the header, terminator and the two counters
-        # (whose width changes with their value): master field count, fields, the 0
-        # terminator, and every entry
-        self.body = lp_size(len(mfields)) + sum(map(lp_size, mfields)) + lp_size(0)
-        self.cost = NODE_COST + master_cost(mfields)
-
-    @property
-    def master(self) -> int:
-        return self.ids[0]
-
-    def lp_bytes(self) -> int:
-        """lpBytes() of this node's listpack.  Complexity: O(1)."""
-        return LP_EMPTY_BYTES + lp_size(self.live) + lp_size(self.dead) + self.body
-
-    def append(self, i: int, fv: tuple, totlen: int) -> None:
-        """Add entry ``i`` with pairs ``fv`` (``totlen``: the sum of their lengths) and
-        account its listpack bytes exactly.  Complexity: O(len(fv)).
-
-        The sizes are lp_size's, inlined for the common cases (ID deltas and counts of
-        0..127, strings of up to 63 bytes that cannot be numbers): XADD -P 16 in-process
-        9.6 -> 6.2 us per command (bench/streams.py's notes)."""
-        ids = self.ids
-        master = ids[0] if ids else i
-        n = len(fv) >> 1
-        same = fv[0::2] == self.mfields
-        dms = (i >> ID_BITS) - (master >> ID_BITS)
-        dseq = (i & SEQ_MASK) - (master & SEQ_MASK)
-        size = 2 + (2 if dms < 128 else lp_size(signed64(dms))) + \
-            (2 if 0 <= dseq < 128 else lp_size(signed64(dseq)))
-        if same:
-            items = fv[1::2]
-            lp_count = n + 3
-            mf = self.mfields      # share the node's field objects (the argv's are freed)
-            if n == 1:
-                fv = (mf[0], fv[1])
-            else:
-                shared = list(fv)
-                shared[0::2] = mf
-                fv = tuple(shared)
-        else:
-            items = fv
-            lp_count = 2 * n + 4
-            size += 2 if n < 128 else lp_size(n)
-        first = _INT_FIRST
-        for x in items:
-            m = len(x)
-            if m <= _STR6_MAX and (m == 0 or x[0] not in first):
-                size += m + 2
-            else:
-                size += lp_size(x)
-        self.body += size + (2 if lp_count < 128 else lp_size(lp_count))
-        ids.append(i)
-        self.flags.append(FLAG_SAMEFIELDS if same else 0)
-        self.fvs.append(fv)
-        self.live += 1
-        if same:
-            self.cost += ENTRY_OVERHEAD + TUPLE_SLOT * len(fv) + BYTES_OBJ * n + totlen - \
-                sum(map(len, self.mfields))
-        else:
-            self.cost += ENTRY_OVERHEAD + FIELD_OVERHEAD * len(fv) + totlen
 
 
 class Nack:
