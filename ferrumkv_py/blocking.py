@@ -115,6 +115,7 @@ class Blocking:
         self.ready_set: set = set()
         self.streamers: dict = {}   # (db id, key) -> how many of its waiters are XREAD*s
         self.xready: set = set()    # stream keys XADD / XGROUP DESTROY marked, until served
+        self._soon = False          # a _serve_soon is scheduled on the event loop
         self.blocked = 0            # INFO blocked_clients
         self.timed = 0              # INFO clients_in_timeout_table (live heap entries)
         self.heap: list = []        # (deadline, seq, Waiter)
@@ -289,6 +290,21 @@ class Blocking:
         self.ready_set.add(k)
         self.ready.append(k)
         self.server.blocking_due = True
+        if not self._soon:
+            # outside a command (active expiry, a lazy free in the cron) no dispatcher will
+            # call after_command: serve on the next loop turn, as Redis's beforeSleep does
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return
+            self._soon = True
+            loop.call_soon(self._serve_soon)
+
+    def _serve_soon(self) -> None:
+        self._soon = False
+        if self.ready:
+            self.serve_ready()
+            self.server.flush_writes()
 
     def after_command(self, c) -> bool:
         """After a top-level command: serve the ready keys; True if ``c`` itself is now

@@ -190,3 +190,15 @@ def test_rename_of_a_stream_serves_the_waiter(conns):
     _call(ctl, "RENAME", "s2", "s")          # s2 had its own group g: served from it
     assert waiter.read_reply() == (b"*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$5\r\n100-0\r\n"
                                    b"*2\r\n$2\r\nf1\r\n$2\r\nv1\r\n")
+
+
+def test_expiry_unblocks_xreadgroup(conns):
+    """The key expires in the background (active expiry, no command runs afterwards): the
+    waiter is answered on the next loop turn, as Redis's beforeSleep does."""
+    waiter, ctl = conns
+    _call(ctl, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    _send(waiter, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    _wait_blocked(ctl)
+    _call(ctl, "PEXPIRE", "s", "50")
+    waiter.sock.settimeout(10)
+    assert waiter.read_reply() == b"-UNBLOCKED the stream key no longer exists\r\n"
