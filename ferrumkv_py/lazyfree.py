@@ -45,9 +45,11 @@ def effort(value) -> int:
     """Elements a value holds (Redis ``lazyfreeGetFreeEffort``): 1 for a string."""
     if value.__class__ is bytes:
         return 1
-    nodes = getattr(value, "nodes", None)      # a Stream: its nodes (Redis: rax nodes)
-    if nodes is not None:
-        return len(nodes) + sum(len(g.pel) + len(g.consumers) for g in value.groups.values())
+    nodes = getattr(value, "nodes", None)      # a Stream, as Redis counts it: its radix
+    if nodes is not None:                      # tree's nodes (~2 per listpack + the root)
+        groups = value.groups                  # and groups x (1 + the first one's PEL)
+        first = groups[min(groups)] if groups else None
+        return 2 * len(nodes) + 1 + (len(groups) * (1 + len(first.pel)) if first else 0)
     scores = getattr(value, "scores", None)     # a ZSet: its member dict
     return len(scores) if scores is not None else len(value)
 

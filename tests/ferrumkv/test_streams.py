@@ -363,3 +363,31 @@ def test_acl_key_patterns_and_getkeys(server, raw):
         "ACL", "DRYRUN", "u", "XREADGROUP", "GROUP", "g", "c", "STREAMS", "b1", "0")
     assert b"no permissions to access the 'b1' key" in call(
         "ACL", "DRYRUN", "u", "XINFO", "STREAM", "b1")
+
+
+def test_unlink_frees_big_streams_lazily(r2):
+    """Redis's free effort of a stream (its tree's nodes, groups x the first PEL): a
+    1000-entry stream in 5-entry nodes goes to the lazy free queue, a one-node stream whose
+    group was destroyed is freed at once; CONFIG RESETSTAT zeroes lazyfreed_objects (the
+    scenario of Redis's unit/lazyfree.tcl)."""
+    def lazyfreed():
+        return r2.info("memory").get("lazyfreed_objects", r2.info().get("lazyfreed_objects"))
+    r2.config_set("stream-node-max-entries", 5)
+    for j in range(1000):
+        r2.xadd("stream", {"foo" if j % 10 else "bar": j})
+    r2.xgroup_create("stream", "g", id="0")
+    r2.xreadgroup("g", "alice", {"stream": ">"}, count=2)
+    r2.config_resetstat()
+    r2.unlink("stream")
+    deadline = time.time() + 10
+    while r2.info("memory")["lazyfree_pending_objects"] and time.time() < deadline:
+        time.sleep(0.02)
+    assert lazyfreed() == 1
+    r2.config_resetstat()
+    assert lazyfreed() == 0
+    r2.xadd("s", {"a": "b"})
+    r2.xgroup_create("s", "bla", id="$")
+    r2.xgroup_destroy("s", "bla")
+    r2.unlink("s")
+    assert lazyfreed() == 0
+    r2.config_set("stream-node-max-entries", 100)
