@@ -391,3 +391,30 @@ def test_unlink_frees_big_streams_lazily(r2):
     r2.unlink("s")
     assert lazyfreed() == 0
     r2.config_set("stream-node-max-entries", 100)
+
+
+def test_consumer_events_of_claims(r2):
+    """Redis's unit/pubsub 'stream events test': consumers made by XREADGROUP and XCLAIM
+    announce themselves, deleting a missing consumer and claiming for an existing one
+    do not."""
+    r2.config_set("notify-keyspace-events", "Kt")
+    p = r2.pubsub()
+    p.psubscribe("*")
+    p.get_message(timeout=1)
+    r2.xgroup_create("mystream", "mygroup", id="$", mkstream=True)
+    r2.xgroup_createconsumer("mystream", "mygroup", "Bob")
+    sid = r2.xadd("mystream", {"field1": "A"}, id="1")
+    r2.xreadgroup("mygroup", "Alice", {"mystream": ">"})
+    r2.xclaim("mystream", "mygroup", "Mike", 0, [sid], force=True)
+    r2.xgroup_delconsumer("mystream", "mygroup", "Lee")
+    r2.xautoclaim("mystream", "mygroup", "Bob", 0, sid)
+    r2.xgroup_delconsumer("mystream", "mygroup", "Bob")
+    events, deadline = [], time.time() + 5
+    while len(events) < 6 and time.time() < deadline:
+        m = p.get_message(timeout=0.5)
+        if m and m["type"] == "pmessage":
+            events.append(m["data"])
+    assert events == [b"xgroup-create", b"xgroup-createconsumer", b"xadd",
+                      b"xgroup-createconsumer", b"xgroup-createconsumer",
+                      b"xgroup-delconsumer"]
+    p.close()
