@@ -202,3 +202,21 @@ def test_expiry_unblocks_xreadgroup(conns):
     _call(ctl, "PEXPIRE", "s", "50")
     waiter.sock.settimeout(10)
     assert waiter.read_reply() == b"-UNBLOCKED the stream key no longer exists\r\n"
+
+
+@pytest.mark.parametrize("replacement", [None, "list"])
+def test_swapdb_taking_the_stream_away(conns, replacement):
+    """Redis's stream-cgroups 'swapped DB' cases (external:skip there): the waiter's
+    database gets no stream, or a list, under the key."""
+    waiter, ctl = conns
+    _call(ctl, "SELECT", "4")
+    if replacement:
+        _call(ctl, "LPUSH", "s", "e1")
+    _call(ctl, "SELECT", "9")
+    _call(ctl, "XADD", "s", "666", "f", "v")
+    _call(ctl, "XGROUP", "CREATE", "s", "g", "$")
+    _call(waiter, "SELECT", "9")
+    _send(waiter, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    _wait_blocked(ctl)
+    _call(ctl, "SWAPDB", "4", "9")
+    assert waiter.read_reply() == b"-UNBLOCKED the stream key no longer exists\r\n"
