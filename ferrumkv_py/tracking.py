@@ -160,7 +160,13 @@ class Tracking:
             return
         table = self.table
         cid = c.id
-        for key in spec.keys(argv):
+        keys = spec.keys(argv)
+        if not keys and spec.getkeys is not None:   # movable keys (XREAD, ZUNION ...), as
+            try:                                    # Redis's getKeysFromCommand finds them
+                keys = spec.getkeys(argv)
+            except Exception:
+                keys = []
+        for key in keys:
             ids = table.get(key)
             if ids is None:
                 ids = table[key] = {}

@@ -258,3 +258,4 @@ def xread_keys(argv: list) -> list:
 
 COMMANDS[b"xread"].getkeys = xread_keys
 COMMANDS[b"xreadgroup"].getkeys = xread_keys
+COMMANDS[b"xread"].keyspace_read = True   # a read of keys (CLIENT TRACKING remembers them)

@@ -418,3 +418,19 @@ def test_consumer_events_of_claims(r2):
                       b"xgroup-createconsumer", b"xgroup-createconsumer",
                       b"xgroup-delconsumer"]
     p.close()
+
+
+def test_client_tracking_of_xread_keys(server, raw):
+    """XREAD's keys (after STREAMS) are remembered by CLIENT TRACKING and invalidated by
+    XADD, as Redis's getKeysFromCommand finds them."""
+    c, other = raw(), raw()
+
+    def call(conn, *args):
+        conn.send(command_frame(*args))
+        return conn.read_reply()
+    call(c, "HELLO", "3")
+    call(c, "CLIENT", "TRACKING", "on")
+    call(other, "XADD", "s", "1-0", "a", "b")
+    call(c, "XREAD", "STREAMS", "s", "0")
+    call(other, "XADD", "s", "2-0", "a", "b")
+    assert c.read_reply() == b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ns\r\n"
