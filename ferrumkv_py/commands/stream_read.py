@@ -34,7 +34,7 @@ from .. import errors
 from ..blocking import NOT_READY, may_block
 from ..errors import CommandError
 from ..registry import COMMANDS, command
-from ..resp import NULL_ARRAY
+from ..resp import NULL_ARRAY, Raw, encode
 from ..stream import MAX_ID, Nack, Stream, id_text
 from ._util import parse_int
 from .stream_groups import create_consumer
@@ -156,8 +156,14 @@ def _deliver(c, e, s: Stream, key: bytes, a: ReadArgs, start: int, count: int,
 
 
 def _reply(c, served: list):
+    """RESP2 ``[[key, entries], ...]``; RESP3 a map written out, so a key named twice
+    appears twice, as Redis writes it."""
     if c.proto == 3:
-        return {key: entries for key, entries in served}
+        parts = [b"%%%d\r\n" % len(served)]
+        for key, entries in served:
+            parts.append(b"$%d\r\n%b\r\n" % (len(key), key))
+            parts.append(encode(entries, 3))
+        return Raw(b"".join(parts))
     return [[key, entries] for key, entries in served]
 
 

@@ -434,3 +434,14 @@ def test_client_tracking_of_xread_keys(server, raw):
     call(c, "XREAD", "STREAMS", "s", "0")
     call(other, "XADD", "s", "2-0", "a", "b")
     assert c.read_reply() == b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\ns\r\n"
+
+
+def test_xread_resp3_map_repeats_a_key_named_twice(server, raw):
+    """Redis writes its map entry by entry: a stream named twice appears twice."""
+    c = raw()
+    for args in (("HELLO", "3"), ("XADD", "s", "1-0", "a", "b")):
+        c.send(command_frame(*args))
+        c.read_reply()
+    c.send(command_frame("XREAD", "STREAMS", "s", "s", "0", "0"))
+    one = b"$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n"
+    assert c.read_reply() == b"%2\r\n" + one + one
