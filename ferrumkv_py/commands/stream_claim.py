@@ -19,7 +19,7 @@ from ..registry import command
 from ..stream import Nack, id_text
 from ._util import LLONG_MAX, parse_int
 from .stream_groups import _text, create_consumer, nogroup
-from .streams import account, entry_reply, interval_start, read_stream, strict_id
+from .streams import account_quiet, entry_reply, interval_start, read_stream, strict_id
 
 AUTOCLAIM_DEFAULT_COUNT = 100
 AUTOCLAIM_ATTEMPTS_FACTOR = 10     # PEL entries looked at per entry claimed, at most
@@ -105,7 +105,7 @@ def xclaim(c, argv):
         if consumer is None:
             consumer = create_consumer(c, e, s, g, argv[3], argv[1])
         out.append(_claim(c, s, g, consumer, i, nack, when, retry, justid))
-    account(c, e, s, before)
+    account_quiet(c, s, before)
     return out
 
 
@@ -164,5 +164,5 @@ def xautoclaim(c, argv):
         claimed.append(_claim(c, s, g, consumer, i, nack, now, -1, justid))
         count -= 1
     cursor = id_text(nxt) if nxt is not None else b"0-0"
-    account(c, e, s, before)
+    account_quiet(c, s, before)
     return [cursor, claimed, deleted]

@@ -23,7 +23,7 @@ from ..registry import command
 from ..resp import NULL_ARRAY, OK, Status
 from ..stream import INVALID_ENTRIES_READ, id_text
 from ._util import parse_int
-from .streams import (account, interval_end, interval_start, parse_id, read_stream,
+from .streams import (account_quiet, interval_end, interval_start, parse_id, read_stream,
                       stream_ready, strict_id, write_stream)
 
 
@@ -104,7 +104,7 @@ def xgroup_create(c, argv):
     before = s.mem
     if s.add_group(argv[3], last, entries_read) is None:
         raise CommandError(errors.BUSYGROUP)
-    account(c, e, s, before)
+    account_quiet(c, s, before)
     c.ks.notify(c.db, NOTIFY_STREAM, b"xgroup-create", key)
     return OK
 
@@ -121,7 +121,6 @@ def xgroup_setid(c, argv):
         raise _subcommand_syntax(argv)
     g.last_id = s.last_id if argv[4] == b"$" else parse_id(argv[4])[0]
     g.entries_read = entries_read
-    account(c, e, s, s.mem)
     c.ks.notify(c.db, NOTIFY_STREAM, b"xgroup-setid", argv[2])
     return OK
 
@@ -135,7 +134,7 @@ def xgroup_destroy(c, argv):
         return 0
     before = s.mem
     s.drop_group(argv[3])
-    account(c, e, s, before)
+    account_quiet(c, s, before)
     c.ks.notify(c.db, NOTIFY_STREAM, b"xgroup-destroy", argv[2])
     stream_ready(c, argv[2])     # its blocked XREADGROUP clients get NOGROUP
     return 1
@@ -165,7 +164,7 @@ def xgroup_createconsumer(c, argv):
     before = s.mem
     if s.add_consumer(g, argv[4], c.ks.now_ms) is None:
         return 0
-    account(c, e, s, before)
+    account_quiet(c, s, before)
     c.ks.notify(c.db, NOTIFY_STREAM, b"xgroup-createconsumer", argv[2])
     return 1
 
@@ -182,7 +181,7 @@ def xgroup_delconsumer(c, argv):
         return 0
     before = s.mem
     pending = s.drop_consumer(g, consumer)
-    account(c, e, s, before)
+    account_quiet(c, s, before)
     c.ks.notify(c.db, NOTIFY_STREAM, b"xgroup-delconsumer", argv[2])
     return pending
 
@@ -233,7 +232,7 @@ def xack(c, argv):
     before = s.mem
     acked = sum(1 for i in ids if s.drop_nack(g, i))
     if acked:
-        account(c, e, s, before)
+        account_quiet(c, s, before)
     return acked
 
 

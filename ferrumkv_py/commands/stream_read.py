@@ -38,7 +38,7 @@ from ..resp import NULL_ARRAY, Raw, encode
 from ..stream import MAX_ID, Nack, Stream, id_text
 from ._util import parse_int
 from .stream_groups import create_consumer
-from .streams import account, entries_reply, read_stream, strict_id
+from .streams import account_quiet, entries_reply, read_stream, strict_id
 
 XREAD_BLOCKED_DEFAULT_COUNT = 1000
 
@@ -151,7 +151,7 @@ def _deliver(c, e, s: Stream, key: bytes, a: ReadArgs, start: int, count: int,
                 nack.delivery_count = 1
                 consumer.pel[i] = nack
         out = entries_reply(out)
-    account(c, e, s, before)
+    account_quiet(c, s, before)
     return out
 
 

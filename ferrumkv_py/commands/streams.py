@@ -145,10 +145,18 @@ def write_stream(c, key: bytes):
 
 def account(c, e: int, s: Stream, before: int) -> None:
     """Report the change of ``s.mem`` since ``before`` to the keyspace (``Database.grow``
-    adds it to ``s.mem`` itself, so it is handed back first); signals WATCH too."""
+    adds it to ``s.mem`` itself, so it is handed back first), and signal the key modified
+    (WATCH, client tracking): Redis's signalModifiedKey, which XADD, XDEL and XTRIM call."""
     delta = s.mem - before
     s.mem = before
     c.db.grow(e, delta)
+
+
+def account_quiet(c, s: Stream, before: int) -> None:
+    """Report the change of ``s.mem`` without signalling the key: the group commands
+    (XGROUP, XREADGROUP, XACK, XCLAIM, XAUTOCLAIM) and XSETID, which Redis does not count
+    as modifying the key, so a WATCH on it survives them and tracking sends nothing."""
+    c.ks.used_memory += s.mem - before
 
 
 def node_limits(c) -> tuple[int, int]:
@@ -430,6 +438,5 @@ def xsetid(c, argv):
         s.entries_added = added
     if max_del:
         s.max_deleted_id = max_del
-    account(c, e, s, s.mem)
     c.ks.notify(c.db, NOTIFY_STREAM, b"xsetid", argv[1])
     return OK

@@ -445,3 +445,36 @@ def test_xread_resp3_map_repeats_a_key_named_twice(server, raw):
     c.send(command_frame("XREAD", "STREAMS", "s", "s", "0", "0"))
     one = b"$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-0\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n"
     assert c.read_reply() == b"%2\r\n" + one + one
+
+
+QUIET_WRITES = [  # Redis's t_stream.c calls signalModifiedKey for none of these
+    ("XGROUP", "CREATECONSUMER", "s", "g", "bob"), ("XREADGROUP", "GROUP", "g", "c",
+                                                    "STREAMS", "s", ">"),
+    ("XACK", "s", "g", "1-0"), ("XCLAIM", "s", "g", "bob", "0", "2-0"),
+    ("XAUTOCLAIM", "s", "g", "bob", "0", "0"), ("XGROUP", "SETID", "s", "g", "0"),
+    ("XSETID", "s", "9-0"), ("XGROUP", "CREATE", "s", "g2", "0"),
+    ("XGROUP", "DELCONSUMER", "s", "g", "c"), ("XGROUP", "DESTROY", "s", "g"),
+]
+LOUD_WRITES = [("XADD", "s", "10-0", "a", "b"), ("XDEL", "s", "1-0"),
+               ("XTRIM", "s", "MAXLEN", "0")]
+
+
+@pytest.mark.parametrize("write", QUIET_WRITES + LOUD_WRITES, ids=lambda w: " ".join(w[:2]))
+def test_which_stream_writes_touch_a_watched_key(server, raw, write):
+    """WATCH sees XADD / XDEL / XTRIM only, as in Redis 7.0.15 (checked on redis-server
+    with the same calls)."""
+    c, other = raw(), raw()
+
+    def call(conn, *args):
+        conn.send(command_frame(*args))
+        return conn.read_reply()
+    for n in (1, 2):
+        call(other, "XADD", "s", "%d-0" % n, "a", "b")
+    call(other, "XGROUP", "CREATE", "s", "g", "0")
+    call(other, "XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")
+    call(c, "WATCH", "s")
+    assert not call(other, *write).startswith(b"-")
+    call(c, "MULTI")
+    call(c, "PING")
+    aborted = call(c, "EXEC") == b"*-1\r\n"
+    assert aborted == (write in LOUD_WRITES)
