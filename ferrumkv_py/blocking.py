@@ -14,6 +14,11 @@ Redis 7.0's model (blocked.c), kept here:
   gone.  A served BLMOVE's push can make its destination ready: the loop runs until no
   key is queued.
 * Inside MULTI/EXEC and scripts a blocking command acts as its non-blocking form.
+* Streams (XREAD / XREADGROUP, ``vtype`` Stream) differ: their keys are queued by XADD and
+  XGROUP DESTROY (:meth:`Blocking.signal_stream`, Redis's signalKeyAsReady) and, through the
+  WATCH hook, when a waited key stops holding a stream (deleted, expired, replaced by
+  another type: XREADGROUP waiters then get an error).  A stream waiter's ``serve`` may
+  answer :data:`NOT_READY` (nothing past its ID yet): it keeps its place and stays blocked.
 
 Readiness hook (cannot miss a key, costs nothing when nobody waits).  Every write path of
 the keyspace already reports the key it changed to ``Keyspace.signal`` whenever
@@ -47,6 +52,7 @@ from . import errors
 from .errors import CommandError
 from .subsystem import Subsystem
 from .resp import NULL_ARRAY, Raw, encode, encode_error
+from .stream import Stream
 from .values import RList
 from .zset import ZSet
 
@@ -55,6 +61,7 @@ MS_PER_S = 1000
 HEAP_COMPACT_MIN = 64        # dead heap entries tolerated before the rebuild test applies
 SERVE_CHUNK = 16             # waiters of one key looked at per slice of its FIFO
 BLOCKED = Raw(b"")           # a handler's reply when it blocked its client (nothing sent)
+NOT_READY = object()         # a stream waiter's serve(): nothing for it yet, keep waiting
 
 
 def may_block(c) -> bool:
@@ -91,7 +98,7 @@ class Waiter:
     def __init__(self, client, keys: list, vtype, serve, deadline):
         self.client = client
         self.keys = keys            # unique (db id, key) pairs, in command order
-        self.vtype = vtype          # RList or ZSet: the value class that serves it
+        self.vtype = vtype          # RList, ZSet or Stream: the value class that serves it
         self.serve = serve          # serve(client, key) -> reply value; may raise CommandError
         self.deadline = deadline    # event-loop time (s), or None = forever
         self.timeout_reply = NULL_ARRAY
@@ -107,6 +114,9 @@ class Blocking(Subsystem):
         self.marks: dict = {}       # (db id, key) -> its _ReadyMark in ks.watched
         self.ready: list = []       # (db id, key) queued, in the order they became ready
         self.ready_set: set = set()
+        self.streamers: dict = {}   # (db id, key) -> how many of its waiters are XREAD*s
+        self.xready: set = set()    # stream keys XADD / XGROUP DESTROY marked, until served
+        self._soon = False          # a _serve_soon is scheduled on the event loop
         self.blocked = 0            # INFO blocked_clients
         self.timed = 0              # INFO clients_in_timeout_table (live heap entries)
         self.heap: list = []        # (deadline, seq, Waiter)
@@ -176,6 +186,8 @@ class Blocking(Subsystem):
                 continue        # a key named twice waits once (Redis bpop.keys is a dict)
             q[c] = None
             pairs.append(k)
+            if vtype is Stream:
+                self.streamers[k] = self.streamers.get(k, 0) + 1
         w = Waiter(c, pairs, vtype, serve, self.deadline(timeout_ms))
         c.bstate = w
         self.blocked += 1
@@ -200,6 +212,12 @@ class Blocking(Subsystem):
             q = self.waiting.get(k)
             if q is None:
                 continue
+            if w.vtype is Stream and q.pop(c, False) is None:
+                n = self.streamers[k] - 1
+                if n:
+                    self.streamers[k] = n
+                else:
+                    del self.streamers[k]
             q.pop(c, None)
             if not q:
                 del self.waiting[k]
@@ -250,14 +268,43 @@ class Blocking(Subsystem):
             return
         db = self.ks.dbs[dbid]
         e = db.find(key)
-        if e is None:
+        cls = db.vals[e].__class__ if e is not None else None
+        if cls is not RList and cls is not ZSet and k not in self.streamers:
             return
-        v = db.vals[e]
-        if v.__class__ is not RList and v.__class__ is not ZSet:
-            return
+        # A key with stream waiters is queued on any change: the change may be its
+        # deletion still to come (FLUSHALL signals before it empties the databases).  When
+        # served, a waiter whose key still holds a stream is answered only if XADD or
+        # XGROUP DESTROY marked the key (``xready``), as Redis's signalKeyAsReady.
+        self._queue(k)
+
+    def signal_stream(self, dbid: int, key: bytes) -> None:
+        """XADD added entries or XGROUP DESTROY removed a group: queue the key if someone
+        waits on it.  Complexity: O(1)."""
+        k = (dbid, key)
+        if k in self.waiting:
+            self.xready.add(k)
+            if k not in self.ready_set:
+                self._queue(k)
+
+    def _queue(self, k) -> None:
         self.ready_set.add(k)
         self.ready.append(k)
         self.server.blocking_due = True
+        if not self._soon:
+            # outside a command (active expiry, a lazy free in the cron) no dispatcher will
+            # call after_command: serve on the next loop turn, as Redis's beforeSleep does
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return
+            self._soon = True
+            loop.call_soon(self._serve_soon)
+
+    def _serve_soon(self) -> None:
+        self._soon = False
+        if self.ready:
+            self.serve_ready()
+            self.server.flush_writes()
 
     def after_command(self, c) -> bool:
         """After a top-level command: serve the ready keys; True if ``c`` itself is now
@@ -276,9 +323,9 @@ class Blocking(Subsystem):
             for k in batch:
                 self.ready_set.discard(k)
                 q = self.waiting.get(k)
-                if not q:
-                    continue
-                self._serve_key(q, ks.dbs[k[0]], k[1])
+                if q:
+                    self._serve_key(q, ks.dbs[k[0]], k[1])
+                self.xready.discard(k)
         self.server.blocking_due = False
 
     def _serve_key(self, q: dict, db, key: bytes) -> None:
@@ -292,27 +339,44 @@ class Blocking(Subsystem):
             if not chunk:
                 return
             for c in chunk:
+                w = c.bstate
+                if w is not None and w.vtype is Stream:
+                    if not self._serve(c, w, key):
+                        skipped += 1
+                    continue
                 e = db.lookup_notouch(key)
                 if e is None:
-                    return
-                w = c.bstate
+                    if (db.id, key) not in self.streamers:
+                        return
+                    skipped += 1
+                    continue
                 if w is None or w.vtype is not db.vals[e].__class__:
                     skipped += 1
                     continue
                 self._serve(c, w, key)
 
-    def _serve(self, c, w, key: bytes) -> None:
+    def _serve(self, c, w, key: bytes) -> bool:
+        """Answer ``c`` from ``key`` and unblock it; False (still blocked) when its serve
+        says NOT_READY."""
         stats = self.server.stats
         try:
             reply = w.serve(c, key)
         except CommandError as e:
             stats.count_error(e.code)
+            # the blocked call failed: Redis counts it in the command's failed_calls
+            from .registry import lookup
+            spec = lookup(c.last_cmd.encode().split(b"|")[0])
+            if spec is not None:
+                stats.count_failed(spec)
             frame = encode_error(e.text)
         else:
+            if reply is NOT_READY:
+                return False
             frame = encode(reply, c.proto)
         c.push(frame)
         self._untime(w)
         self._release(c)
+        return True
 
     def _check(self) -> None:
         """Assert the invariants: every waiter is in the FIFO of each of its keys and of
@@ -328,6 +392,9 @@ class Blocking(Subsystem):
             assert q and all(k in c.bstate.keys for c in q)
             assert self.marks[k] in self.ks.watched.get(k, ())
         assert set(self.marks) == set(self.waiting)
+        for k, q in self.waiting.items():
+            n = sum(1 for c in q if c.bstate.vtype is Stream)
+            assert self.streamers.get(k, 0) == n
         assert self.timed == sum(1 for c in clients if c.bstate.deadline is not None)
         live = {id(x[2]) for x in self.heap if x[2].client.bstate is x[2]}
         assert len(live) == self.timed

@@ -95,8 +95,8 @@ def _rows() -> list[ConfigSpec]:
       doc="quicklist node size: entries per node (> 0) or -1..-5 for 4kb..64kb nodes", **enc)
     i("list-compress-depth", 0, 0, INT_MAX,
       doc="quicklist nodes kept uncompressed at each end (0 = none compressed)", **enc)
-    m("stream-node-max-bytes", 4096, 0, LONG_MAX, doc="stream listpack bytes (no streams)")
-    i("stream-node-max-entries", 100, 0, LLONG_MAX, doc="stream listpack entries (no streams)")
+    m("stream-node-max-bytes", 4096, 0, LONG_MAX, doc="stream node listpack bytes (stream.py)")
+    i("stream-node-max-entries", 100, 0, LLONG_MAX, doc="stream node entries (stream.py)")
 
     # -- general server --
     e("enable-debug-command", "no", ("no", "yes", "local"), False,

@@ -24,7 +24,8 @@ import struct
 from . import memory
 
 DIGEST_BYTES = 20
-TYPE_CODES = {"string": 0, "list": 1, "set": 2, "zset": 3, "hash": 4}   # Redis OBJ_*
+TYPE_CODES = {"string": 0, "list": 1, "set": 2, "zset": 3, "hash": 4,   # Redis OBJ_*
+              "stream": 6}
 EXPIRE_MARK = b"!!expire!!"
 ZERO = bytes(DIGEST_BYTES)
 
@@ -61,6 +62,11 @@ def value_digest(d: bytearray, value, has_ttl: bool) -> None:
     elif kind == "set":
         for member in value:
             xor_into(d, member)
+    elif kind == "stream":      # live entries in ID order: "ms.seq", then each pair
+        for i, fv in value.range(0, (1 << 128) - 1):
+            mix_into(d, b"%d.%d" % (i >> 64, i & ((1 << 64) - 1)))
+            for x in fv:
+                mix_into(d, x)
     elif kind == "hash":
         for field, val in value.items():
             e = bytearray(DIGEST_BYTES)

@@ -30,7 +30,7 @@ class CommandError(Exception):
 
 _KNOWN_PREFIXES = {"ERR", "WRONGTYPE", "OOM", "NOAUTH", "WRONGPASS", "NOPROTO", "EXECABORT",
                    "BUSYKEY", "NOSCRIPT", "NOPERM", "LOADING", "READONLY", "NOTBUSY",
-                   "INVALIDOBJ", "TESTFAILED", "BUSY", "UNKILLABLE"}
+                   "INVALIDOBJ", "TESTFAILED", "BUSY", "UNKILLABLE", "NOGROUP", "BUSYGROUP", "UNBLOCKED"}
 
 
 class WrongTypeError(CommandError):
@@ -274,3 +274,55 @@ PAUSE_TIMEOUT_NOT_INT = "timeout is not an integer or out of range"
 PAUSE_TIMEOUT_NEGATIVE = "timeout is negative"
 PAUSE_MODE = "CLIENT PAUSE mode must be WRITE or ALL"
 NO_SUCH_USER = "No such user '%s'"
+
+# ---- streams (t_stream.c) ----
+STREAM_BAD_ID = "Invalid stream ID specified as stream command argument"
+XADD_ID_ZERO = "The ID specified in XADD must be greater than 0-0"
+XADD_ID_EXHAUSTED = "The stream has exhausted the last possible ID, unable to add more items"
+XADD_ID_SMALL = "The ID specified in XADD is equal or smaller than the target stream top item"
+XADD_TOO_LARGE = "Elements are too large to be stored"
+XTRIM_BOTH = "syntax error, MAXLEN and MINID options at the same time are not compatible"
+XTRIM_MAXLEN_NEGATIVE = "The MAXLEN argument must be >= 0."
+XTRIM_LIMIT_NEGATIVE = "The LIMIT argument must be >= 0."
+XTRIM_LIMIT_NO_STRATEGY = ("syntax error, LIMIT cannot be used without specifying a trimming "
+                           "strategy")
+XTRIM_NO_STRATEGY = "syntax error, XTRIM must be called with a trimming strategy"
+XTRIM_LIMIT_NO_APPROX = "syntax error, LIMIT cannot be used without the special ~ option"
+XRANGE_BAD_START = "invalid start ID for the interval"
+XRANGE_BAD_END = "invalid end ID for the interval"
+XREAD_BLOCK_IN_SCRIPT = "%s command is not allowed with BLOCK option from scripts"
+XREAD_UNBALANCED = ("Unbalanced XREAD list of streams: for each stream key an ID or '$' must "
+                    "be specified.")
+XREAD_GROUP_OPTION = "The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+XREAD_NOACK_OPTION = "The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+XREADGROUP_MISSING_GROUP = "Missing GROUP option for XREADGROUP"
+XREADGROUP_NOGROUP = ("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with "
+                      "GROUP option")
+XREADGROUP_DOLLAR = ("The $ ID is meaningless in the context of XREADGROUP: you want to read "
+                     "the history of this consumer by specifying a proper ID, or use the > ID "
+                     "to get new messages. The $ ID would just return an empty result set.")
+XREAD_GT_ID = ("The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+               "<consumer> option.")
+XREADGROUP_DELETED = "UNBLOCKED the stream key no longer exists"
+XREADGROUP_GROUP_GONE = "NOGROUP the consumer group this client was blocked on no longer exists"
+TIMEOUT_NOT_INT = "timeout is not an integer or out of range"
+XGROUP_ENTRIESREAD = "value for ENTRIESREAD must be positive or -1"
+XGROUP_NEEDS_KEY = ("The XGROUP subcommand requires the key to exist. Note that for CREATE you "
+                    "may want to use the MKSTREAM option to create an empty stream "
+                    "automatically.")
+XGROUP_NOGROUP = "NOGROUP No such consumer group '%s' for key name '%s'"
+BUSYGROUP = "BUSYGROUP Consumer Group name already exists"
+XSETID_ENTRIES_ADDED = "entries_added must be positive"
+XSETID_BELOW_MAXDELETED = ("The ID specified in XSETID is smaller than the provided "
+                           "max_deleted_entry_id")
+XSETID_SMALL = "The ID specified in XSETID is smaller than the target stream top item"
+XSETID_ENTRIES_SMALL = ("The entries_added specified in XSETID is smaller than the target "
+                        "stream length")
+STREAM_NOGROUP = "NOGROUP No such key '%s' or consumer group '%s'"
+XCLAIM_MIN_IDLE = "Invalid min-idle-time argument for XCLAIM"
+XCLAIM_IDLE = "Invalid IDLE option argument for XCLAIM"
+XCLAIM_TIME = "Invalid TIME option argument for XCLAIM"
+XCLAIM_RETRYCOUNT = "Invalid RETRYCOUNT option argument for XCLAIM"
+XCLAIM_UNKNOWN_OPTION = "Unrecognized XCLAIM option '%s'"
+XAUTOCLAIM_MIN_IDLE = "Invalid min-idle-time argument for XAUTOCLAIM"
+XAUTOCLAIM_COUNT = "COUNT must be > 0"

@@ -45,6 +45,11 @@ def effort(value) -> int:
     """Elements a value holds (Redis ``lazyfreeGetFreeEffort``): 1 for a string."""
     if value.__class__ is bytes:
         return 1
+    nodes = getattr(value, "nodes", None)      # a Stream, as Redis counts it: its radix
+    if nodes is not None:                      # tree's nodes (~2 per listpack + the root)
+        groups = value.groups                  # and groups x (1 + the first one's PEL)
+        first = groups[min(groups)] if groups else None
+        return 2 * len(nodes) + 1 + (len(groups) * (1 + len(first.pel)) if first else 0)
     scores = getattr(value, "scores", None)     # a ZSet: its member dict
     return len(scores) if scores is not None else len(value)
 
@@ -173,6 +178,9 @@ def _slicer(value):
     scores = getattr(value, "scores", None)
     if scores is not None:
         return _Chain([scores, value.order._m, value])
+    nodes = getattr(value, "nodes", None)       # a Stream: its node list, then its groups
+    if nodes is not None:
+        return _Chain([nodes, value.groups, ()])
     return value
 
 

@@ -98,13 +98,14 @@ def entry_cost(key: bytes, value) -> int:
 
 
 def type_name(value) -> str:
-    """The Redis type name of a value: string, list, hash, set or zset."""
+    """The Redis type name of a value: string, list, hash, set, zset or stream."""
     if value.__class__ is bytes:
         return "string"
     return _TYPE_NAMES[value.__class__.__name__]
 
 
-_TYPE_NAMES = {"RList": "list", "RHash": "hash", "RSet": "set", "ZSet": "zset"}
+_TYPE_NAMES = {"RList": "list", "RHash": "hash", "RSet": "set", "ZSet": "zset",
+               "Stream": "stream"}
 
 
 def recount(value) -> int:
@@ -112,6 +113,8 @@ def recount(value) -> int:
     if value.__class__ is bytes:
         return value_cost(value)
     kind = type_name(value)
+    if kind == "stream":        # stream.py models its nodes, groups and PELs itself
+        return value.recount()
     base = CONTAINER_BASE[kind]
     if kind == "list":
         return base + sum(list_elem_cost(x) for x in value)

@@ -30,8 +30,9 @@ reports): string 0; list 18 (quicklist of listpacks, split where RPUSH splits Re
 8 KiB nodes, one blob per node); set 11 (intset) or 2 (members); sorted set 17 (listpack of member, score) or 5
 (members with binary double scores, highest first); hash 16 (listpack of field, value) or 4.
 Types read, in addition: list 1, 10 (ziplist) and 14 (quicklist of ziplists), sorted set 3
-(text scores) and 12 (ziplist), hash 9 (zipmap) and 13 (ziplist).  Modules and streams are
-not supported (``Bad data format``); version 11 payloads (Redis 7.2) fail the version check
+(text scores) and 12 (ziplist), hash 9 (zipmap) and 13 (ziplist).  Streams: 19 written,
+19 and 15 read (``rdb_stream.py``).  Modules are not supported (``Bad data format``);
+version 11 payloads (Redis 7.2) fail the version check
 as they do on Redis 7.0.
 
 Safety: every claimed length is checked against the bytes left before anything is read or
@@ -190,6 +191,9 @@ def dump(value, encoding: str) -> bytes:
                 parts.append(_str(f))
                 parts.append(_str(v))
             body = b"".join(parts)
+    elif kind == "stream":
+        from .rdb_stream import dump as dump_stream
+        body = dump_stream(value, _len, _str)
     else:
         body = _dump_zset(value, encoding)
     return _footer(body)

@@ -24,6 +24,8 @@ from .values import RHash, RList, RSet
 from . import zset as _zset   # thresholds read at call time (CONFIG SET changes them)
 from .zset import ZSet
 
+T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2 = 15, 19     # rdb_stream.py reads them
+
 _LEN_6BIT_LIMIT = 1 << 6
 
 
@@ -276,6 +278,12 @@ def _load_value(r: _Reader, t: int):
     if t in (T_ZSET_LISTPACK, T_ZSET_ZIPLIST):
         items = _blob_items(r, lp_decode if t == T_ZSET_LISTPACK else zl_decode)
         return _make_zset([(_text(m), _score(s)) for m, s in _pairs(items)])
+    if t in (T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2):
+        from .rdb_stream import StreamFormatError, load as load_stream
+        try:
+            return load_stream(r, t)
+        except StreamFormatError as e:
+            raise RdbError(str(e)) from None
     raise RdbError("unsupported object type %d" % t)
 
 

@@ -125,6 +125,13 @@ class Stats:
             st[3] += 1
         self._total_commands += 1
 
+    def count_failed(self, spec) -> None:
+        """A call counted earlier failed later (a blocked command served an error)."""
+        st = self._cmd.get(spec)
+        if st is None:
+            st = self._cmd[spec] = [0, 0, 0, 0]
+        st[3] += 1
+
     def count_rejected(self, spec) -> None:
         st = self._cmd.get(spec)
         if st is None:

@@ -163,7 +163,13 @@ class Tracking:
         """
         if spec.name in SCRIPT_READS:
             return
-        self.remember_keys(c, spec.keys(argv))
+        keys = spec.keys(argv)
+        if not keys and spec.getkeys is not None:   # movable keys (XREAD, ZUNION ...), as
+            try:                                    # Redis's getKeysFromCommand finds them
+                keys = spec.getkeys(argv)
+            except Exception:
+                keys = []
+        self.remember_keys(c, keys)
 
     def remember_keys(self, c, keys) -> None:
         """Remember ``keys`` for ``c``'s tracking (not in BCAST mode, and as OPTIN /

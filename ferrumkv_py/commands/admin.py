@@ -197,6 +197,7 @@ def config_resetstat(c, argv):
     ks.hits = ks.misses = ks.expired_keys = ks.evicted_keys = 0
     ks.expired_time_cap_reached_count = 0
     ks.expired_stale_perc = 0.0
+    ks.lazyfree.freed_objects = 0              # Redis lazyfreeResetStats (pending stays)
     server.stats.note_memory(ks.used_memory)   # the peak restarts from what is used now
     return OK
 

@@ -58,6 +58,8 @@ def value_encoding(c, value) -> bytes:
     kind = memory.type_name(value)
     if kind == "list":
         return b"quicklist"
+    if kind == "stream":
+        return b"stream"
     if kind == "hash":
         maxv = _conf(c, "hash-max-listpack-value")
         small = len(value) <= _conf(c, "hash-max-listpack-entries") and all(

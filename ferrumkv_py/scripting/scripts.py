@@ -21,6 +21,8 @@ class ScriptClient(ClientState):
     its own protocol version (``redis.setresp``), never in MULTI, never watching; it
     subscribes to nothing and tracks nothing."""
 
+    is_script = True    # Redis CLIENT_SCRIPT (XREAD refuses BLOCK there)
+
     def __init__(self, server):
         ClientState.__init__(self, server)
         self.id = 0
