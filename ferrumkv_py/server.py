@@ -75,6 +75,7 @@ class Server:
         self._stopped = None
         self._cron_task = None
         self.shutdown_requested = False
+        self.persistence_gate = False   # loading, or MISCONF: persistence_gate_changed()
         from .pubsub import PubSub
         from .tracking import Tracking
         from .notify import Notifier
@@ -126,6 +127,10 @@ class Server:
         self.ks.lazyfree.wakeup = self._wake_lazyfree
         from .acl_file import install as install_acl
         install_acl(self)   # config-file users / aclfile, after requirepass as in Redis
+        # ---- persistence (persistence/, docs/persistence.md): RDB files, SAVE/BGSAVE ----
+        from .persistence import Persistence
+        self.persistence = Persistence(self)
+        self.load_error = None        # why loading the RDB file at start failed (exit 1)
 
     # ---- config listeners ----
 
@@ -348,6 +353,7 @@ class Server:
         self._cron_task = loop.create_task(self._cron())
         log.log(logging.WARNING - 5, "Ready to accept connections tcp on %s port %d",
                 " ".join(h for h, _ in hosts), port)
+        self.persistence.start()      # loads dbfilename by steps: -LOADING meanwhile
         await self.start_console()
 
     def freeze_gc(self, collect: bool = True) -> None:
@@ -362,12 +368,42 @@ class Server:
         await self._stopped
         await self.stop_console()
 
+    def persistence_gate_changed(self) -> None:
+        """Loading or refusing writes (MISCONF) started or ended: every client takes the
+        checked path while either holds (ops.slow_all reads :attr:`persistence_gate`)."""
+        self.persistence_gate = gate = (self.persistence.loading
+                                        or self.persistence.writes_refused())
+        for c in self.clients.values():
+            if gate:
+                c.slow_path = True
+            else:
+                c.update_slow_path()
+
+    def shutdown(self, save: bool = False, nosave: bool = False, force: bool = False,
+                 reason: str = "User requested shutdown...") -> bool:
+        """SHUTDOWN and SIGTERM (Redis prepareForShutdown): the final save when save points
+        exist or ``save``, unless ``nosave``; a failed save keeps the server running
+        unless ``force``.  Returns False when the shutdown was aborted."""
+        log.warning(reason)
+        if not self.persistence.shutdown_save(save, nosave) and not force:
+            return False
+        self.request_shutdown("Redis is now ready to exit, bye bye...")
+        return True
+
+    def on_signal(self, name: str) -> None:
+        """SIGTERM / SIGINT: SHUTDOWN with the shutdown-on-sig* flags (Redis's rules: a
+        failed save keeps the server running, unless the flags say force)."""
+        flags = self.config["shutdown-on-" + name.lower()].split()
+        self.shutdown("save" in flags, "nosave" in flags, "force" in flags,
+                      "Received %s scheduling shutdown..." % name)
+
     def request_shutdown(self, reason: str = "User requested shutdown...") -> None:
         """SIGTERM / SIGINT / SHUTDOWN: stop accepting, close clients, end serve_forever."""
         if self.shutdown_requested:
             return
         self.shutdown_requested = True
         log.warning(reason)
+        self.persistence.stop()       # a background save in progress is abandoned
         for srv in self.listeners:
             srv.close()
         for c in list(self.clients.values()):
@@ -430,6 +466,7 @@ class Server:
             if mods == self._modules_seen:
                 self.freeze_gc(collect=False)
         self._modules_seen = mods
+        self.persistence.cron()       # save rules, BGSAVE SCHEDULE
         if self.ks.lazyfree.busy() and not self._lazyfree_scheduled:
             self._lazyfree_step()
         if self.shadow is not None:
@@ -465,13 +502,14 @@ def run(config: Config) -> int:
     async def main() -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, server.request_shutdown,
-                                    "Received %s scheduling shutdown..." % sig.name)
+            loop.add_signal_handler(sig, server.on_signal, sig.name)
         await server.start()
         server.gc_freeze = True
         server.freeze_gc()            # modules, the keyspace's lists: never walked again
         await server.serve_forever()
         await asyncio.sleep(0)  # let transports flush and close
+        if server.load_error is not None:
+            raise SystemExit(1)
 
     try:
         runner(main())

@@ -1,0 +1,543 @@
+"""SAVE, BGSAVE, the ``save`` rules, SHUTDOWN's save, loading at start: the Persistence object.
+
+One :class:`Persistence` per server (``Server.persistence``), started and stopped with it.
+The commands (``commands/persistence.py``) call it; the cron calls :meth:`cron`.
+
+A save is a :class:`~.snapshot.Snapshot` whose records go to a :class:`FileSink`:
+
+* **SAVE** (and SHUTDOWN, DEBUG RELOAD) walks the whole keyspace at once and writes in the
+  calling thread: no client runs meanwhile.
+* **BGSAVE** walks by slices between event-loop rounds (a ``call_soon`` chain, each slice
+  bounded by SLICE_BUDGET_NS) while a writer thread computes the CRC-64, writes
+  ``temp-<pid>.rdb``, fsyncs it, renames it to ``dbfilename`` and fsyncs the directory.  A
+  slice waits (``call_later``) while the thread has more than MAX_QUEUED_BYTES queued.
+
+Either way the file appears under its name only complete and synced (rename), so a crash
+leaves the previous file intact.  ``save`` rules (Redis serverCron): a rule ``seconds
+changes`` fires when at least ``changes`` writes happened, more than ``seconds`` passed since
+the last successful save, and the last background save succeeded or BGSAVE_RETRY_DELAY_S
+passed since it was tried.
+
+Complexity: SAVE O(keys + bytes); a BGSAVE slice O(budget); the cron check O(rules).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import queue
+import struct
+import threading
+import time
+import types
+
+from .. import lzf
+from ..values import RList
+from .rdbfile import (CRC_SIZE, OP_EOF, Loader, RdbFileError, function_record, header, install,
+                      key_record)
+from .snapshot import Snapshot
+
+log = logging.getLogger("ferrumkv")
+
+REDIS_VER = b"7.0.15"             # what AUX redis-ver claims (the version we answer as)
+SLICE_BUDGET_NS = 2_000_000       # one walk slice between two event-loop rounds
+SINK_CHUNK_BYTES = 1 << 20        # records are handed to the writer in chunks this big
+MAX_QUEUED_BYTES = 64 << 20       # the walk pauses while the writer holds this much
+WRITER_WAIT_S = 0.001             # ... and looks again after this long
+BGSAVE_RETRY_DELAY_S = 5          # Redis CONFIG_BGSAVE_RETRY_DELAY
+LOAD_KEYS_PER_STEP = 10_000       # keys loaded between two event-loop rounds at start
+DEFAULT_SAVE = "3600 1 300 100 60 10000"
+
+
+class FileSink:
+    """Where a save's bytes go: chunks of records, CRC-64, the temp file, rename.
+
+    ``threaded``: a writer thread does the CRC, writes and syncs (BGSAVE); else
+    :meth:`emit` writes in the caller's thread once a chunk is full (SAVE).
+    """
+
+    def __init__(self, directory: str, filename: str, checksum: bool, threaded: bool):
+        self.dir = directory
+        self.path = os.path.join(directory, filename)
+        self.tmp = os.path.join(directory, "temp-%d.rdb" % os.getpid())
+        self.checksum = checksum
+        self.crc = 0
+        self.buf: list = []
+        self.buf_bytes = 0
+        self.queued_bytes = 0         # handed to the thread, not yet written
+        self.written = 0
+        self.error: str | None = None
+        self.f = open(self.tmp, "wb")
+        self.q: queue.Queue | None = None
+        self.thread = None
+        self.on_done = None           # called (from the thread) when the file is final
+        if threaded:
+            self.q = queue.Queue()
+            self.thread = threading.Thread(target=self._run, name="rdb-writer", daemon=True)
+            self.thread.start()
+
+    def emit(self, data: bytes) -> None:
+        self.buf.append(data)
+        self.buf_bytes += len(data)
+        if self.buf_bytes >= SINK_CHUNK_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buf:
+            return
+        chunk = b"".join(self.buf)
+        self.buf = []
+        self.buf_bytes = 0
+        if self.q is not None:
+            self.queued_bytes += len(chunk)
+            self.q.put(chunk)
+        else:
+            self._write(chunk)
+
+    def _write(self, chunk: bytes) -> None:
+        if self.error is not None:
+            return
+        try:
+            if self.checksum:
+                self.crc = lzf.crc64(chunk, self.crc)
+            self.f.write(chunk)
+            self.written += len(chunk)
+        except OSError as e:
+            self.error = str(e)
+
+    def _finish(self) -> None:
+        """EOF + CRC, fsync, rename, directory fsync (in the thread, or the caller's)."""
+        self._write(bytes((OP_EOF,)))          # the CRC covers every byte before it
+        if self.error is None:
+            try:
+                self.f.write(struct.pack("<Q", self.crc if self.checksum else 0))
+            except OSError as e:
+                self.error = str(e)
+        try:
+            if self.error is None:
+                self.f.flush()
+                os.fsync(self.f.fileno())
+            self.f.close()
+            if self.error is None:
+                os.replace(self.tmp, self.path)
+                fd = os.open(self.dir, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        except OSError as e:
+            self.error = str(e)
+        if self.error is not None:
+            self._remove_tmp()
+
+    def _remove_tmp(self) -> None:
+        try:
+            self.f.close()
+            os.unlink(self.tmp)
+        except OSError:
+            pass
+
+    def _run(self) -> None:
+        while True:
+            chunk = self.q.get()
+            if chunk is None:
+                self._finish()
+                break
+            if chunk is _ABORT:
+                self.error = "aborted"
+                self._remove_tmp()
+                break
+            self._write(chunk)
+            self.queued_bytes -= len(chunk)
+        if self.on_done is not None:
+            self.on_done()
+
+    def close(self) -> None:
+        """All records are in: finish the file (in the thread when there is one)."""
+        self.flush()
+        if self.q is not None:
+            self.q.put(None)
+        else:
+            self._finish()
+
+    def abort(self) -> None:
+        if self.q is not None:
+            self.q.put(_ABORT)
+            self.thread.join()
+        else:
+            self._remove_tmp()
+
+
+_ABORT = object()
+
+
+def parse_save_rules(value: str) -> list:
+    """``save`` as [(seconds, changes)]."""
+    words = value.split()
+    return [(int(words[i]), int(words[i + 1])) for i in range(0, len(words) - 1, 2)]
+
+
+class Persistence:
+    """The server's persistence state and operations (see the module docstring)."""
+
+    def __init__(self, server):
+        self.server = server
+        self.loading = False
+        self.load_started = 0
+        self.lastsave = int(time.time())      # Redis: the start counts as a save
+        self.last_ok = True                   # rdb_last_bgsave_status
+        self.lastbgsave_try = 0
+        self.last_bgsave_time_sec = -1
+        self.rdb_saves = 0
+        self.last_cow_size = 0
+        self.last_load_loaded = self.last_load_expired = 0
+        self.dirty_base = 0                   # write calls at the last successful save
+        self.dirty_at_start = 0               # ... when the running BGSAVE began
+        self.bg = None                        # (Snapshot, FileSink, start time) running
+        self.bg_started = 0.0
+        self.scheduled = False
+        self.rules: list = []
+        self._encoding_view = types.SimpleNamespace(server=server)
+        server.config.on_change("save", self._set_rules)
+
+    def _set_rules(self, value: str) -> None:
+        self.rules = parse_save_rules(value)
+
+    # ---- lifecycle ----
+
+    def start(self) -> None:
+        """Say where data goes; start loading the file when there is one."""
+        cfg = self.server.config
+        path = self.path()
+        if self.rules:
+            log.log(logging.WARNING - 5, "Data is saved to %s (RDB, save rules: %s)", path,
+                    cfg["save"])
+        else:
+            log.log(logging.WARNING - 5, "No save rules: data is kept in memory only "
+                    "(SAVE / BGSAVE write %s)", path)
+        if os.path.exists(path):
+            self.begin_load(path)
+
+    def stop(self) -> None:
+        """Abandon a background save (its temp file is removed).  O(1)."""
+        if self.bg is not None:
+            snap, sink = self.bg[0], self.bg[1]
+            snap.stop()
+            sink.abort()
+            self.bg = None
+
+    def path(self) -> str:
+        cfg = self.server.config
+        return os.path.join(cfg["dir"], cfg["dbfilename"])
+
+    # ---- counters ----
+
+    def _write_calls(self) -> int:
+        return sum(v[0] for spec, v in self.server.stats.cmd.items() if spec.write)
+
+    def dirty(self) -> int:
+        """rdb_changes_since_last_save: write commands run since the last save."""
+        return self._write_calls() - self.dirty_base
+
+    def writes_refused(self) -> bool:
+        """stop-writes-on-bgsave-error: the last background save failed while save rules
+        exist (Redis writeCommandsDeniedByDiskError)."""
+        return (not self.last_ok and bool(self.rules)
+                and self.server.config["stop-writes-on-bgsave-error"])
+
+    # ---- writing ----
+
+    def _record_fn(self):
+        server, ks = self.server, self.server.ks
+        pol = server.config["maxmemory-policy"]
+        lru = "lru" in pol or "ahe" in pol
+        lfu = "lfu" in pol or "ahe" in pol
+        view = self._encoding_view
+        from ..commands.introspection import value_encoding
+
+        def record(db, s):
+            v = db.vals[s]
+            cls = v.__class__
+            enc = "" if cls is bytes or cls is RList else value_encoding(view, v).decode()
+            idle = max(0, (ks.now_ms - db.lru[s]) // 1000) if lru else -1
+            return key_record(db.keys[s], v, enc, db.exp[s], idle,
+                              db.lfu[s] if lfu else -1)
+        return record
+
+    def _head(self) -> bytes:
+        from .. import __version__
+        aux = [(b"redis-ver", REDIS_VER), (b"redis-bits", b"64"),
+               (b"ctime", b"%d" % int(time.time())),
+               (b"used-mem", b"%d" % self.server.ks.used_memory),
+               (b"aof-base", b"0"), (b"ferrumkv-ver", __version__.encode())]
+        parts = [header(aux)]
+        eng = self.server.__dict__.get("scripting")
+        libs = getattr(eng, "functions", None)
+        if libs is not None:
+            for lib in libs.libs.values():
+                parts.append(function_record(lib.code))
+        return b"".join(parts)
+
+    def _new_save(self, threaded: bool):
+        cfg = self.server.config
+        sink = FileSink(cfg["dir"], cfg["dbfilename"], cfg["rdbchecksum"], threaded)
+        sink.emit(self._head())
+        snap = Snapshot(self.server.ks, self._record_fn(), sink.emit)
+        return snap, sink
+
+    def save(self) -> bool:
+        """SAVE: the whole file now, in this thread.  True on success.  O(keys + bytes)."""
+        self.rdb_saves += 1
+        started = self._write_calls()
+        try:
+            snap, sink = self._new_save(False)
+        except OSError as e:
+            log.warning("Failed opening the temp RDB file for saving: %s", e)
+            return False
+        try:
+            snap.run_all()
+        finally:
+            snap.stop()
+        sink.close()
+        if sink.error is not None:
+            log.warning("Write error saving DB on disk: %s", sink.error)
+            return False
+        log.log(logging.WARNING - 5, "DB saved on disk")
+        self.dirty_base = started
+        self.lastsave = int(time.time())
+        self.last_ok = True
+        return True
+
+    def bgsave(self) -> bool:
+        """BGSAVE: the cut now, the walk by slices.  False when the file cannot be opened.
+        Complexity: O(databases) now; the walk later."""
+        self.rdb_saves += 1
+        self.lastbgsave_try = int(time.time())
+        try:
+            snap, sink = self._new_save(True)
+        except OSError as e:
+            log.warning("Can't save in background: %s", e)
+            self.last_ok = False
+            return False
+        self.bg = (snap, sink)
+        self.bg_started = time.monotonic()
+        self.dirty_at_start = self._write_calls()
+        loop = self.server.loop
+        sink.on_done = lambda: loop.call_soon_threadsafe(self._bg_done, sink)
+        log.log(logging.WARNING - 5, "Background saving started (forkless snapshot)")
+        loop.call_soon(self._bg_step)
+        return True
+
+    def _bg_step(self) -> None:
+        if self.bg is None:
+            return
+        snap, sink = self.bg
+        if sink.queued_bytes > MAX_QUEUED_BYTES:
+            self.server.loop.call_later(WRITER_WAIT_S, self._bg_step)
+            return
+        done = snap.step(SLICE_BUDGET_NS)
+        extra = snap.early_bytes + sink.queued_bytes + sink.buf_bytes
+        if extra > snap.peak_extra_bytes:
+            snap.peak_extra_bytes = extra
+        if done:
+            sink.close()
+        else:
+            sink.flush()
+            self.server.loop.call_soon(self._bg_step)
+
+    def _bg_done(self, sink) -> None:
+        if self.bg is None or self.bg[1] is not sink:
+            return
+        snap = self.bg[0]
+        self.bg = None
+        self.last_bgsave_time_sec = int(time.monotonic() - self.bg_started)
+        self.last_cow_size = snap.peak_extra_bytes
+        if sink.error is None:
+            log.log(logging.WARNING - 5, "Background saving terminated with success")
+            self.dirty_base = self.dirty_at_start
+            self.lastsave = int(time.time())
+            self.last_ok = True
+        else:
+            log.warning("Background saving error: %s", sink.error)
+            self.last_ok = False
+        self.server.persistence_gate_changed()
+
+    def in_progress(self) -> bool:
+        return self.bg is not None
+
+    # ---- cron: save rules, BGSAVE SCHEDULE ----
+
+    def cron(self) -> None:
+        """Start a BGSAVE when a save rule says so (or one was scheduled).  O(rules)."""
+        if self.bg is not None or self.loading:
+            return
+        if self.scheduled:
+            self.scheduled = False
+            self.bgsave()
+            return
+        if not self.rules:
+            return
+        now = int(time.time())
+        dirty = self.dirty()
+        for seconds, changes in self.rules:
+            if dirty >= changes and now - self.lastsave > seconds and (
+                    self.last_ok or now - self.lastbgsave_try > BGSAVE_RETRY_DELAY_S):
+                log.log(logging.WARNING - 5, "%d changes in %d seconds. Saving...", changes,
+                        seconds)
+                self.bgsave()
+                self.server.persistence_gate_changed()
+                break
+
+    # ---- shutdown ----
+
+    def shutdown_save(self, save: bool, nosave: bool) -> bool:
+        """Redis prepareForShutdown's save: with save points (or SAVE) and without NOSAVE,
+        a running BGSAVE is abandoned and a synchronous save made.  False if it failed."""
+        if self.bg is not None:
+            log.warning("There is a child saving an .rdb. Killing it!")
+            self.stop()
+        if nosave or not (save or self.rules):
+            return True
+        log.log(logging.WARNING - 5, "Saving the final RDB snapshot before exiting.")
+        if not self.save():
+            log.warning("Error trying to save the DB, can't exit.")
+            return False
+        return True
+
+    # ---- loading ----
+
+    def load_now(self, path: str) -> None:
+        """Load ``path`` into the (empty) keyspace at once (DEBUG RELOAD).  Raises
+        RdbFileError and then leaves the keyspace untouched."""
+        loader, crc_ok = self._open(path)
+        while not loader.step(1 << 62):
+            pass
+        self._install(loader, crc_ok)
+
+    def _open(self, path: str):
+        from ..keyspace import Keyspace
+        with open(path, "rb") as f:
+            data = f.read()
+        ks = self.server.ks
+        scratch = Keyspace(len(ks.dbs), clock=ks.clock)
+        loader = Loader(data, scratch, ks.clock.now_ms())
+        return loader, None
+
+    def _install(self, loader, crc_future) -> None:
+        stored = loader.stored_crc()
+        if stored and self.server.config["rdbchecksum"]:
+            whole = loader.crc_at == len(loader.data) - CRC_SIZE   # what the thread summed
+            crc = crc_future.result() if crc_future is not None and whole else \
+                lzf.crc64(memoryview(loader.data)[:loader.crc_at])
+            if crc != stored:
+                raise RdbFileError("Wrong RDB checksum expected: (%x) got (%x). Aborting now."
+                                   % (stored, crc))
+        eng_codes = loader.functions
+        install(loader.ks, self.server.ks)
+        self.last_load_loaded = loader.loaded
+        self.last_load_expired = loader.expired
+        if eng_codes:
+            self._load_functions(eng_codes)
+
+    def _load_functions(self, codes: list) -> None:
+        from ..commands.functions import libraries
+        from ..scripting import engine
+        view = self._encoding_view
+        for code in codes:
+            libraries(view).load(engine(self.server), code, True)
+
+    def begin_load(self, path: str) -> None:
+        """Load at start: by steps between event-loop rounds, clients answered -LOADING
+        meanwhile; the CRC is computed in a thread alongside.  A bad file stops the server
+        with the reason (Redis exits too)."""
+        try:
+            loader, _ = self._open(path)
+        except (OSError, RdbFileError) as e:
+            self._load_failed(e)
+            return
+        self.loading = True
+        self.load_started = time.time()
+        self.server.persistence_gate_changed()
+        loop = self.server.loop
+        crc_future = None
+        if loader.version >= 5 and self.server.config["rdbchecksum"]:
+            view = memoryview(loader.data)[:-CRC_SIZE]
+            crc_future = loop.run_in_executor(None, lzf.crc64, view)
+        log.log(logging.WARNING - 5, "Loading RDB file %s", path)
+
+        def step() -> None:
+            try:
+                if not loader.step(LOAD_KEYS_PER_STEP):
+                    loop.call_soon(step)
+                    return
+                if crc_future is not None and not crc_future.done():
+                    crc_future.add_done_callback(lambda f: loop.call_soon(finish))
+                    return
+                finish()
+            except RdbFileError as e:
+                self._load_failed(e)
+
+        def finish() -> None:
+            try:
+                self._install(loader, crc_future)
+            except RdbFileError as e:
+                self._load_failed(e)
+                return
+            self.loading = False
+            self.server.persistence_gate_changed()
+            log.log(logging.WARNING - 5, "DB loaded from disk: %.3f seconds (%d keys, %d "
+                    "expired keys skipped)", time.time() - self.load_started,
+                    loader.loaded, loader.expired)
+        loop.call_soon(step)
+
+    def _load_failed(self, e) -> None:
+        log.warning("Fatal error loading the DB: %s. Exiting.", e)
+        self.loading = False
+        self.server.load_error = str(e)
+        self.server.request_shutdown("Fatal error loading the DB, exiting")
+
+    # ---- INFO persistence ----
+
+    def info_fields(self) -> list:
+        bg = self.bg
+        now = time.time()
+        cur_keys = bg[0].keys_processed if bg else 0
+        cur_total = bg[0].keys_total if bg else 0
+        cur_cow = (bg[0].early_bytes + bg[1].queued_bytes) if bg else 0
+        return [
+            ("loading", int(self.loading)),
+            ("async_loading", 0),
+            ("current_cow_peak", bg[0].peak_extra_bytes if bg else 0),
+            ("current_cow_size", cur_cow),
+            ("current_cow_size_age", 0),
+            ("current_fork_perc", "%.2f" % (100.0 * cur_keys / cur_total if cur_total else 0)),
+            ("current_save_keys_processed", cur_keys),
+            ("current_save_keys_total", cur_total),
+            ("rdb_changes_since_last_save", self.dirty()),
+            ("rdb_bgsave_in_progress", int(bg is not None)),
+            ("rdb_last_save_time", self.lastsave),
+            ("rdb_last_bgsave_status", "ok" if self.last_ok else "err"),
+            ("rdb_last_bgsave_time_sec", self.last_bgsave_time_sec),
+            ("rdb_current_bgsave_time_sec",
+             int(time.monotonic() - self.bg_started) if bg else -1),
+            ("rdb_saves", self.rdb_saves),
+            ("rdb_last_cow_size", self.last_cow_size),
+            ("rdb_last_load_keys_expired", self.last_load_expired),
+            ("rdb_last_load_keys_loaded", self.last_load_loaded),
+            ("aof_enabled", 0),
+            ("aof_rewrite_in_progress", 0),
+            ("aof_rewrite_scheduled", 0),
+            ("aof_last_rewrite_time_sec", -1),
+            ("aof_current_rewrite_time_sec", -1),
+            ("aof_last_bgrewrite_status", "ok"),
+            ("aof_rewrites", 0),
+            ("aof_rewrites_consecutive_failures", 0),
+            ("aof_last_write_status", "ok"),
+            ("aof_last_cow_size", 0),
+            ("module_fork_in_progress", 0),
+            ("module_fork_last_cow_size", 0),
+        ] + ([("loading_start_time", int(self.load_started)),
+              ("loading_total_bytes", 0), ("loading_rdb_used_mem", 0),
+              ("loading_loaded_bytes", 0), ("loading_loaded_perc", "0.00"),
+              ("loading_eta_seconds", 1)] if self.loading else [])
