@@ -200,9 +200,16 @@ class Persistence:
         self.rules: list = []
         self._encoding_view = types.SimpleNamespace(server=server)
         server.config.on_change("save", self._set_rules)
+        server.config.on_change("stop-writes-on-bgsave-error", self._gate_config,
+                                call_now=False)
+
+    def _gate_config(self, value) -> None:
+        self.server.persistence_gate_changed()
 
     def _set_rules(self, value: str) -> None:
         self.rules = parse_save_rules(value)
+        if getattr(self.server, "persistence", None) is self:    # not during __init__
+            self.server.persistence_gate_changed()
 
     # ---- lifecycle ----
 
@@ -319,6 +326,7 @@ class Persistence:
         except OSError as e:
             log.warning("Can't save in background: %s", e)
             self.last_ok = False
+            self.server.persistence_gate_changed()
             return False
         self.bg = (snap, sink)
         self.bg_started = time.monotonic()
