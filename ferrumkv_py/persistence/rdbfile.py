@@ -42,8 +42,8 @@ CRC_SIZE = 8
 MS_PER_S = 1000
 CHECKSUM_VERSION = 5              # files from version 5 on end with a CRC-64
 # type names for the error of a type we cannot store
-TYPE_NAMES = {6: "module (pre-GA)", 7: "module", 15: "stream", 19: "stream", 20: "stream",
-              21: "hash with field TTLs (7.4)"}
+TYPE_NAMES = {6: "module (pre-GA)", 7: "module", 15: "stream", 19: "stream",
+              20: "listpack set of Redis 7.2", 21: "stream of Redis 7.2"}
 
 
 class RdbFileError(Exception):
@@ -80,7 +80,7 @@ def db_header(db_id: int, keys: int, expires: int) -> bytes:
             + _len(expires))
 
 
-def key_record(key: bytes, value, encoding: str, expire_ms: int = 0, idle_s: int = -1,
+def key_record(key: bytes, value, encoding: str = "", expire_ms: int = 0, idle_s: int = -1,
                freq: int = -1) -> bytes:
     """One key: optional deadline, optional IDLE / FREQ, then the type, key and value.
     Complexity: O(size of the value)."""

@@ -206,3 +206,33 @@ def test_a_stream_in_the_file_is_refused_by_name(tmp_path):
     finally:
         s.stop()
     assert os.path.exists(tmp_path / "dump.rdb")   # the file is left as it was
+
+
+LIB = ("#!lua name=persisted\n"
+       "redis.register_function('echo1', function(keys, args) return args[1] end)")
+
+
+def test_function_libraries_travel_as_function2_records(tmp_path):
+    s = ServerThread(dir=str(tmp_path))
+    try:
+        r = redis.Redis(port=s.port)
+        assert r.function_load(LIB) == b"persisted"
+        r.save()
+    finally:
+        s.stop()
+    assert "function" in check_rdb(str(tmp_path / "dump.rdb")).lower()
+    gen = run_redis_server("--dir", str(tmp_path))
+    port = next(gen)
+    try:
+        wait_loaded(port)
+        c = redis.Redis(port=port)
+        assert c.fcall("echo1", 0, "hi") == b"hi"
+        c.save()                                  # redis-server's FUNCTION2 record
+    finally:
+        gen.close()
+    s = ServerThread(dir=str(tmp_path))
+    try:
+        wait_loaded(s.port)
+        assert redis.Redis(port=s.port).fcall("echo1", 0, "back") == b"back"
+    finally:
+        s.stop()
