@@ -41,7 +41,9 @@ from .snapshot import Snapshot
 log = logging.getLogger("ferrumkv")
 
 REDIS_VER = b"7.0.15"             # what AUX redis-ver claims (the version we answer as)
-SLICE_BUDGET_NS = 2_000_000       # one walk slice between two event-loop rounds
+SLICE_BUDGET_NS = 1_000_000       # one walk slice between two event-loop rounds
+BUSY_SHARE = 0.25                 # while clients run commands, the walk's share of the loop
+NS_PER_S = 1_000_000_000
 SINK_CHUNK_BYTES = 1 << 20        # records are handed to the writer in chunks this big
 MAX_QUEUED_BYTES = 64 << 20       # the walk pauses while the writer holds this much
 WRITER_WAIT_S = 0.001             # ... and looks again after this long
@@ -194,7 +196,8 @@ class Persistence:
         self.last_load_loaded = self.last_load_expired = 0
         self.dirty_base = 0                   # write calls at the last successful save
         self.dirty_at_start = 0               # ... when the running BGSAVE began
-        self.bg = None                        # (Snapshot, FileSink, start time) running
+        self.bg = None                        # (Snapshot, FileSink) of the running BGSAVE
+        self._served_at_slice = 0             # commands served when the last slice ran
         self.bg_started = 0.0
         self.scheduled = False
         self.rules: list = []
@@ -344,14 +347,24 @@ class Persistence:
         if sink.queued_bytes > MAX_QUEUED_BYTES:
             self.server.loop.call_later(WRITER_WAIT_S, self._bg_step)
             return
+        t0 = time.perf_counter_ns()
         done = snap.step(SLICE_BUDGET_NS)
         extra = snap.early_bytes + sink.queued_bytes + sink.buf_bytes
         if extra > snap.peak_extra_bytes:
             snap.peak_extra_bytes = extra
         if done:
             sink.close()
+            return
+        sink.flush()
+        # Clients ran commands since the last slice: leave them (1 - BUSY_SHARE) of the
+        # loop (the next slice waits); an idle server walks at full speed.
+        served = self.server.stats.total_commands
+        if served != self._served_at_slice:
+            self._served_at_slice = served
+            took_s = (time.perf_counter_ns() - t0) / NS_PER_S
+            self.server.loop.call_later(took_s * (1 - BUSY_SHARE) / BUSY_SHARE,
+                                        self._bg_step)
         else:
-            sink.flush()
             self.server.loop.call_soon(self._bg_step)
 
     def _bg_done(self, sink) -> None:
