@@ -27,6 +27,7 @@ import struct
 
 from .. import memory, rdb
 from ..rdb import RdbError, _len, _str
+from ..keyspace import SHARDS
 from ..rdb_load import _load_value, _Reader
 from ..values import RHash, RList, RSet
 from ..zset import ZSet
@@ -158,11 +159,28 @@ class Loader:
 
     def _step(self, max_keys: int) -> bool:
         r = self.r
+        data = self.data
+        end = len(data)
+        now = self.now_ms
         expire = 0
         idle = freq = -1
         n = 0
         while n < max_keys:
-            t = r.byte()
+            p = r.pos
+            if p >= end:
+                raise RdbError("truncated")
+            t = data[p]
+            r.pos = p + 1
+            if t == 0 and idle < 0 and freq < 0:   # a string key: the common record, inline
+                key = r.string()
+                value = r.string()
+                n += 1
+                if expire and expire < now:
+                    self.expired += 1
+                else:
+                    self._store(key, value, expire, -1, -1)
+                expire = 0
+                continue
             if t == OP_EXPIRETIME_MS:
                 expire = struct.unpack("<q", r.take(8))[0]
                 continue
@@ -222,10 +240,11 @@ class Loader:
 
     def _store(self, key: bytes, value, expire: int, idle: int, freq: int) -> None:
         db = self.db
-        if db.find(key) is not None:
+        shard = db.shards[hash(key) % SHARDS]
+        if key in shard:
             raise RdbFileError("Duplicate key '%s' found in RDB file (db %d)"
                                % (key.decode("utf-8", "backslashreplace"), db.id))
-        s = db.add(key, value)
+        s = db.add(key, value, shard)
         if expire:
             db.set_expire(s, expire)
         if idle >= 0:
