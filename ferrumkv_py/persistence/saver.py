@@ -49,7 +49,7 @@ MAX_QUEUED_BYTES = 64 << 20       # the walk pauses while the writer holds this 
 WRITER_WAIT_S = 0.001             # ... and looks again after this long
 BGSAVE_RETRY_DELAY_S = 5          # Redis CONFIG_BGSAVE_RETRY_DELAY
 LOAD_KEYS_PER_STEP = 10_000       # keys loaded between two event-loop rounds at start
-DEFAULT_SAVE = "3600 1 300 100 60 10000"
+AUX_AHE_THETA = b"ferrumkv-ahe-theta"   # AUX field: the AHE controller's logit(alpha)
 
 
 class FileSink:
@@ -281,6 +281,9 @@ class Persistence:
                (b"ctime", b"%d" % int(time.time())),
                (b"used-mem", b"%d" % self.server.ks.used_memory),
                (b"aof-base", b"0"), (b"ferrumkv-ver", __version__.encode())]
+        theta = self._ahe_theta()
+        if theta is not None:        # our own state: redis-server skips unknown AUX fields
+            aux.append((AUX_AHE_THETA, repr(theta).encode()))
         parts = [header(aux)]
         eng = self.server.__dict__.get("scripting")
         libs = getattr(eng, "functions", None)
@@ -288,6 +291,15 @@ class Persistence:
             for lib in libs.libs.values():
                 parts.append(function_record(lib.code))
         return b"".join(parts)
+
+    def _ahe_controller(self):
+        """The AHE controller whose logit(alpha) a file carries, or None."""
+        ctl = getattr(self.server.evictor, "controller", None)
+        return ctl if isinstance(getattr(ctl, "theta", None), float) else None
+
+    def _ahe_theta(self):
+        ctl = self._ahe_controller()
+        return None if ctl is None else ctl.theta
 
     def _new_save(self, threaded: bool):
         cfg = self.server.config
@@ -456,6 +468,12 @@ class Persistence:
                                    % (stored, crc))
         eng_codes = loader.functions
         install(loader.ks, self.server.ks)
+        theta, ctl = loader.aux.get(AUX_AHE_THETA), self._ahe_controller()
+        if theta is not None and ctl is not None:
+            try:
+                ctl.theta = float(theta)     # AHE's alpha survives the restart
+            except ValueError:
+                log.warning("Ignoring a malformed %s AUX field", AUX_AHE_THETA.decode())
         self.last_load_loaded = loader.loaded
         self.last_load_expired = loader.expired
         if eng_codes:

@@ -289,3 +289,18 @@ def test_a_corrupted_file_refuses_to_start(tmp_path):
     c = Proc(tmp_path, "--save", "")
     code, log = c.wait()
     assert code == 1 and "Short read or corrupt RDB file" in log
+
+
+def test_ahe_alpha_survives_a_reload(make_server):
+    s = make_server(enable_debug_command="yes", maxmemory="100mb",
+                    maxmemory_policy="allkeys-ahe")
+    r = redis.Redis(port=s.port)
+    r.set("k", "v")
+    ctl = s.server.evictor.controller
+    s.call(setattr, ctl, "theta", 1.25)
+    assert r.save() is True
+    s.call(setattr, ctl, "theta", -2.0)
+    assert r.execute_command("DEBUG", "RELOAD", "NOSAVE") == b"OK"
+    assert s.call(getattr, ctl, "theta") == 1.25
+    with open(os.path.join(s.server.config["dir"], "dump.rdb"), "rb") as f:
+        assert b"ferrumkv-ahe-theta" in f.read()
