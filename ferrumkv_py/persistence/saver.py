@@ -23,7 +23,6 @@ Complexity: SAVE O(keys + bytes); a BGSAVE slice O(budget); the cron check O(rul
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import queue
