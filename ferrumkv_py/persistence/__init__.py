@@ -6,8 +6,10 @@ Layout::
                  EOF + CRC-64; the Loader that reads a file into a scratch keyspace
     snapshot.py  the forkless point-in-time snapshot: the cut, the sliced walk, the hook
                  every slot-changing Database method calls (Keyspace.snapshot)
-    saver.py     Persistence: SAVE, BGSAVE (writer thread), save rules, SHUTDOWN's save,
-                 loading at start (-LOADING meanwhile), INFO persistence
+    filesink.py  FileSink: chunks, CRC-64, temp file, fsync, rename (a writer thread for
+                 BGSAVE)
+    saver.py     Persistence: SAVE, BGSAVE, save rules, SHUTDOWN's save, loading at start
+                 (-LOADING meanwhile), INFO persistence
 
 ``docs/persistence.md`` has the design, its invariants and the proof of point-in-time
 consistency.  The commands are ``commands/persistence.py``.
