@@ -497,8 +497,6 @@ class Database(SlotTable):
         keys) with ``lazy`` (FLUSHDB ASYNC): the tables are detached and released by
         slices (``lazyfree.py``)."""
         ks = self.ks
-        if ks.snapshot is not None:     # persistence: this database's walk ends first
-            ks.snapshot.finish_db(self)
         n = self.nkeys
         if ks.watched:
             for db_id, key in list(ks.watched):
@@ -507,11 +505,18 @@ class Database(SlotTable):
         if lazy:
             return self._detach(n)
         exp = self.exp
+        freed = 0
         for s, v in enumerate(self.vals):
             if v is not None:
-                ks.used_memory -= memory.entry_cost(self.keys[s], v)
+                freed += memory.entry_cost(self.keys[s], v)
                 if exp[s]:
-                    ks.used_memory -= memory.EXPIRE_COST
+                    freed += memory.EXPIRE_COST
+        ks.used_memory -= freed
+        if ks.snapshot is not None and ks.snapshot.adopt(self, freed):
+            # persistence: a snapshot still walks these tables; it keeps them (and hands
+            # them to lazy free when its walk of them ends), the database starts afresh
+            self._new_tables()
+            return n
         # the same list objects, emptied: frozen ones (gcstats.py) stay frozen
         del self.keys[:]
         del self.vals[:]
@@ -538,11 +543,9 @@ class Database(SlotTable):
         return n
 
     def swap_contents(self, other: "Database") -> None:
-        """SWAPDB: exchange every key and table with another database.  O(1), or
-        O(keys not yet walked) while a snapshot runs (its walk of both ends first)."""
-        if self.ks.snapshot is not None:
-            self.ks.snapshot.finish_db(self)
-            self.ks.snapshot.finish_db(other)
+        """SWAPDB: exchange every key and table with another database.  O(1).  (A
+        snapshot's walk is bound to the table objects, not to the database: it follows
+        them, persistence/snapshot.py.)"""
         for name in ("shards", "keys", "vals", "lru", "lfu", "exp", "vpos", "vslots",
                      "free", "fresh", "holes", "expires_cursor"):
             a, b = getattr(self, name), getattr(other, name)

@@ -236,7 +236,7 @@ class Persistence:
             return
         t0 = time.perf_counter_ns()
         done = snap.step(SLICE_BUDGET_NS)
-        extra = snap.early_bytes + sink.queued_bytes + sink.buf_bytes
+        extra = snap.early_bytes + snap.adopted_bytes + sink.queued_bytes + sink.buf_bytes
         if extra > snap.peak_extra_bytes:
             snap.peak_extra_bytes = extra
         if done:
@@ -418,7 +418,7 @@ class Persistence:
         now = time.time()
         cur_keys = bg[0].keys_processed if bg else 0
         cur_total = bg[0].keys_total if bg else 0
-        cur_cow = (bg[0].early_bytes + bg[1].queued_bytes) if bg else 0
+        cur_cow = (bg[0].early_bytes + bg[0].adopted_bytes + bg[1].queued_bytes) if bg else 0
         return [
             ("loading", int(self.loading)),
             ("async_loading", 0),

@@ -17,8 +17,18 @@ Invariant (I1): for every database, a slot ``s`` with ``cursor <= s < end`` and 
 ``done`` holds its state of the cut.  So whatever the walk or a hook serializes is the cut's
 state, and each slot is serialized at most once.
 
+A walk is bound to the *table objects* a database had at the cut (its ``keys``, ``vals``,
+``exp``, ``lru``, ``lfu`` columns), not to the Database: a hook finds its walk by the
+identity of ``db.keys``.  So SWAPDB (which exchanges the tables of two databases) needs
+nothing, and a synchronous FLUSHDB / FLUSHALL gives its old tables to the walk
+(:meth:`Snapshot.adopt`: the database starts from new ones, the walk reads the old ones at
+its pace and hands them to lazy free when it is done with them).  FLUSH ... ASYNC still
+finishes the walk of its tables first (:meth:`Snapshot.finish_db`), as lazy free takes
+them apart at once.
+
 ``emit`` receives bytes in file order (database sections in order 0..n-1, each opened by
-its header).  ``record(db, slot)`` builds a key's record (``rdbfile.key_record``).
+its header).  ``record(tables, slot)`` builds a key's record (``rdbfile.key_record``) from
+an object with the five columns (a walk, or a Database).
 Complexity: the cut O(databases); the walk O(slots below the cut's ends) in all; a hook O(1),
 or O(size of the value) the first time it meets an unwalked key.
 """
@@ -33,9 +43,14 @@ SLICE_KEYS_PER_CLOCK = 64         # keys serialized between two clock reads
 
 
 class _DbWalk:
-    __slots__ = ("end", "cursor", "done", "early", "nkeys", "nexpires", "started")
+    __slots__ = ("db_id", "keys", "vals", "exp", "lru", "lfu", "end", "cursor", "done",
+                 "early", "nkeys", "nexpires", "started", "adopted")
 
     def __init__(self, db):
+        self.db_id = db.id
+        self.keys, self.vals, self.exp, self.lru, self.lfu = (db.keys, db.vals, db.exp,
+                                                              db.lru, db.lfu)
+        self.adopted = None           # (shards, live keys) of a flushed database's tables
         self.end = len(db.keys)
         self.cursor = 0
         self.done: set = set()
@@ -55,6 +70,8 @@ class Snapshot:
         self.emit = emit
         self.clock_ns = clock_ns
         self.walks = [_DbWalk(db) for db in ks.dbs]
+        self.by_keys = {id(w.keys): w for w in self.walks}   # table -> the walk bound to it
+        self.adopted_bytes = 0        # modelled memory of flushed tables the walk holds
         self.keys_total = sum(w.nkeys for w in self.walks)
         self.keys_processed = 0
         self.current = 0              # the database being walked
@@ -68,32 +85,66 @@ class Snapshot:
     def before_change(self, db, s: int) -> None:
         """A ``Database`` method is about to change slot ``s``: serialize its cut state
         first if the walk still needs it.  Complexity: O(1), or O(value) once per key."""
-        w = self.walks[db.id]
-        if s < w.cursor or s >= w.end or s in w.done:
+        w = self.by_keys.get(id(db.keys))
+        if w is None or s < w.cursor or s >= w.end or s in w.done:
             return
         w.done.add(s)
-        if db.keys[s] is None:          # a hole at the cut: nothing to write
+        if w.keys[s] is None:           # a hole at the cut: nothing to write
             return
-        rec = self.record(db, s)
+        rec = self.record(w, s)
         self.keys_processed += 1
-        if w.started and db.id == self.current:
+        if w.started and w.db_id == self.current:
             self.emit(rec)
         else:
             w.early.append(rec)
             self.early_bytes += len(rec)
-            if self.early_bytes > self.peak_extra_bytes:
-                self.peak_extra_bytes = self.early_bytes
+            self._note_extra()
 
     def finish_db(self, db) -> None:
-        """Serialize every key of ``db`` the walk still needs, now (FLUSHDB, FLUSHALL,
-        SWAPDB are about to move its tables; docs/persistence.md section 4).
-        Complexity: O(slots left in ``db``'s walk)."""
-        w = self.walks[db.id]
-        keys = db.keys
+        """Serialize every key of ``db``'s tables the walk still needs, now (FLUSH ...
+        ASYNC is about to hand them to lazy free; docs/persistence.md section 4).
+        Complexity: O(slots left in that walk)."""
+        w = self.by_keys.get(id(db.keys))
+        if w is None:
+            return
+        keys = w.keys
         for s in range(w.cursor, w.end):
             if keys[s] is not None:
                 self.before_change(db, s)
         w.cursor = w.end
+
+    def adopt(self, db, held_bytes: int = 0) -> bool:
+        """A synchronous FLUSHDB / FLUSHALL of ``db`` (its memory already subtracted): if
+        the walk still needs its tables, keep them (True: the caller gives the database
+        new tables and must not empty the old ones); lazy free gets them when the walk is
+        done with them (``held_bytes``: their modelled size, counted as the snapshot's
+        extra memory meanwhile).  Complexity: O(1)."""
+        w = self.by_keys.get(id(db.keys))
+        if w is None or w.cursor >= w.end:
+            return False
+        del self.by_keys[id(w.keys)]    # no hook reaches them any more: nothing changes them
+        w.adopted = (db.shards, db.nkeys, held_bytes)
+        self.adopted_bytes += held_bytes
+        self._note_extra()
+        return True
+
+    def _note_extra(self) -> None:
+        extra = self.early_bytes + self.adopted_bytes
+        if extra > self.peak_extra_bytes:
+            self.peak_extra_bytes = extra
+
+    def _release(self, w) -> None:
+        """The walk is done with ``w``'s tables: unbind them; adopted ones go to lazy
+        free (released by slices, as FLUSHALL ASYNC's)."""
+        self.by_keys.pop(id(w.keys), None)
+        if w.adopted is not None:
+            shards, n, held = w.adopted
+            self.adopted_bytes -= held
+            lazyfree = self.ks.lazyfree
+            lazyfree.add_index(shards)
+            lazyfree.add_db(w.keys, w.vals, w.exp, n, False)
+            w.adopted = None
+        w.keys = w.vals = w.exp = w.lru = w.lfu = None
 
     # ---- the walk ----
 
@@ -101,11 +152,11 @@ class Snapshot:
         """Walk for about ``budget_ns``; True when the snapshot is complete (and no longer
         installed).  Complexity: O(slots walked)."""
         deadline = self.clock_ns() + budget_ns
-        walks, dbs = self.walks, self.ks.dbs
+        walks = self.walks
         emit, record = self.emit, self.record
         while self.current < len(walks):
             i = self.current
-            w, db = walks[i], dbs[i]
+            w = walks[i]
             if not w.started:
                 w.started = True
                 if w.nkeys:
@@ -114,19 +165,20 @@ class Snapshot:
                     emit(rec)
                     self.early_bytes -= len(rec)
                 w.early = []
-            keys, done, end = db.keys, w.done, w.end
+            keys, done, end = w.keys, w.done, w.end
             s = w.cursor
             while s < end:
                 stop = min(end, s + SLICE_KEYS_PER_CLOCK)
                 while s < stop:
                     if keys[s] is not None and s not in done:
-                        emit(record(db, s))
+                        emit(record(w, s))
                         self.keys_processed += 1
                     s += 1
                 w.cursor = s
                 if s < end and self.clock_ns() >= deadline:
                     return False
             w.done = set()
+            self._release(w)
             self.current = i + 1
             if self.clock_ns() >= deadline and self.current < len(walks):
                 return False
@@ -136,6 +188,9 @@ class Snapshot:
     def stop(self) -> None:
         """Uninstall (the walk is complete, or the save is abandoned).  O(1)."""
         self.finished = True
+        for w in self.walks:
+            if w.keys is not None:
+                self._release(w)
         if self.ks.snapshot is self:
             self.ks.snapshot = None
 

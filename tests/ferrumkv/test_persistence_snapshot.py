@@ -235,3 +235,30 @@ def test_install_swaps_in_whole_databases():
     assert install(src, dst) == 1
     assert dst.dbs[1].find(b"a") is not None and src.total_keys() == 0
     dst._check()
+
+
+def test_flush_and_swapdb_cost_the_command_nothing_of_the_walk():
+    """A synchronous FLUSHALL hands the tables to the walk and SWAPDB is followed by it:
+    neither serializes anything inside the command; the walk then writes the cut."""
+    clock = ManualClock()
+    ks = Keyspace(2, clock=clock)
+    for i in range(500):
+        ks.dbs[0].add(b"a%d" % i, b"v")
+        ks.dbs[1].add(b"b%d" % i, b"w")
+    at_cut = state(ks)
+    out = [header([])]
+    snap = Snapshot(ks, record, out.append, clock_ns=TickClock())
+    ks.dbs[0].swap_contents(ks.dbs[1])
+    assert snap.keys_processed == 0
+    ks.flushall()
+    assert snap.keys_processed == 0 and snap.adopted_bytes > 0
+    assert ks.lazyfree.pending_objects == 0      # the walk holds the tables for now
+    ks.dbs[0].add(b"new", b"x")
+    snap.run_all()
+    assert snap.peak_extra_bytes >= snap.adopted_bytes == 0
+    assert ks.lazyfree.pending_objects == 1000   # ... then lazy free has them
+    ks.lazyfree.release_all()
+    body = b"".join(out) + bytes((OP_EOF,))
+    got = state(load(body + lzf.crc64(body).to_bytes(8, "little"), clock))
+    assert got[:2] == at_cut
+    ks._check()
