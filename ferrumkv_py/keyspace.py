@@ -504,13 +504,7 @@ class Database(SlotTable):
                     ks.signal(self, key)
         if lazy:
             return self._detach(n)
-        exp = self.exp
-        freed = 0
-        for s, v in enumerate(self.vals):
-            if v is not None:
-                freed += memory.entry_cost(self.keys[s], v)
-                if exp[s]:
-                    freed += memory.EXPIRE_COST
+        freed = self._cost()
         ks.used_memory -= freed
         if ks.snapshot is not None and ks.snapshot.adopt(self, freed):
             # persistence: a snapshot still walks these tables; it keeps them (and hands
@@ -525,13 +519,32 @@ class Database(SlotTable):
         self._new_tables(keep_lists=True)
         return n
 
+    def _cost(self) -> int:
+        """The modelled memory of every key (used_memory's share of this database).
+        O(slots)."""
+        exp, keys = self.exp, self.keys
+        freed = 0
+        for s, v in enumerate(self.vals):
+            if v is not None:
+                freed += memory.entry_cost(keys[s], v)
+                if exp[s]:
+                    freed += memory.EXPIRE_COST
+        return freed
+
     def _detach(self, n: int) -> int:
         """FLUSHDB ASYNC / FLUSHALL ASYNC: hand the whole database to the lazy free queue.
         used_memory drops now when no other database holds keys (FLUSHALL zeroes it
         itself); otherwise this database's share is subtracted as it is released."""
         ks = self.ks
-        if ks.snapshot is not None:     # persistence: this database's walk ends first
-            ks.snapshot.finish_db(self)
+        if ks.snapshot is not None and ks.snapshot.wants(self):
+            # persistence: a snapshot still walks these tables.  It keeps them and hands
+            # them to lazy free when done (uncharged: their memory is subtracted now,
+            # O(keys) as a synchronous flush), so nothing takes them apart meanwhile.
+            freed = self._cost()
+            ks.used_memory -= freed
+            ks.snapshot.adopt(self, freed)
+            self._new_tables()
+            return n
         charged = (any(db.nkeys for db in ks.dbs if db is not self)
                    or ks.lazyfree.charged())
         if not charged:

@@ -20,11 +20,9 @@ state, and each slot is serialized at most once.
 A walk is bound to the *table objects* a database had at the cut (its ``keys``, ``vals``,
 ``exp``, ``lru``, ``lfu`` columns), not to the Database: a hook finds its walk by the
 identity of ``db.keys``.  So SWAPDB (which exchanges the tables of two databases) needs
-nothing, and a synchronous FLUSHDB / FLUSHALL gives its old tables to the walk
+nothing, and FLUSHDB / FLUSHALL (sync or ASYNC) give their old tables to the walk
 (:meth:`Snapshot.adopt`: the database starts from new ones, the walk reads the old ones at
-its pace and hands them to lazy free when it is done with them).  FLUSH ... ASYNC still
-finishes the walk of its tables first (:meth:`Snapshot.finish_db`), as lazy free takes
-them apart at once.
+its pace and hands them to lazy free when it is done with them).
 
 ``emit`` receives bytes in file order (database sections in order 0..n-1, each opened by
 its header).  ``record(tables, slot)`` builds a key's record (``rdbfile.key_record``) from
@@ -100,28 +98,20 @@ class Snapshot:
             self.early_bytes += len(rec)
             self._note_extra()
 
-    def finish_db(self, db) -> None:
-        """Serialize every key of ``db``'s tables the walk still needs, now (FLUSH ...
-        ASYNC is about to hand them to lazy free; docs/persistence.md section 4).
-        Complexity: O(slots left in that walk)."""
+    def wants(self, db) -> bool:
+        """The walk still needs ``db``'s tables.  O(1)."""
         w = self.by_keys.get(id(db.keys))
-        if w is None:
-            return
-        keys = w.keys
-        for s in range(w.cursor, w.end):
-            if keys[s] is not None:
-                self.before_change(db, s)
-        w.cursor = w.end
+        return w is not None and w.cursor < w.end
 
     def adopt(self, db, held_bytes: int = 0) -> bool:
-        """A synchronous FLUSHDB / FLUSHALL of ``db`` (its memory already subtracted): if
-        the walk still needs its tables, keep them (True: the caller gives the database
-        new tables and must not empty the old ones); lazy free gets them when the walk is
-        done with them (``held_bytes``: their modelled size, counted as the snapshot's
-        extra memory meanwhile).  Complexity: O(1)."""
-        w = self.by_keys.get(id(db.keys))
-        if w is None or w.cursor >= w.end:
+        """A FLUSHDB / FLUSHALL (sync or ASYNC) of ``db``, its memory already subtracted:
+        if the walk still needs its tables, keep them (True: the caller gives the database
+        new tables and must not touch the old ones); lazy free gets them, uncharged, when
+        the walk is done with them (``held_bytes``: their modelled size, counted as the
+        snapshot's extra memory meanwhile).  Complexity: O(1)."""
+        if not self.wants(db):
             return False
+        w = self.by_keys[id(db.keys)]
         del self.by_keys[id(w.keys)]    # no hook reaches them any more: nothing changes them
         w.adopted = (db.shards, db.nkeys, held_bytes)
         self.adopted_bytes += held_bytes

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import types
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from ferrumkv_py import lzf
@@ -237,8 +238,9 @@ def test_install_swaps_in_whole_databases():
     dst._check()
 
 
-def test_flush_and_swapdb_cost_the_command_nothing_of_the_walk():
-    """A synchronous FLUSHALL hands the tables to the walk and SWAPDB is followed by it:
+@pytest.mark.parametrize("lazy", [False, True])
+def test_flush_and_swapdb_cost_the_command_nothing_of_the_walk(lazy):
+    """FLUSHALL (sync or ASYNC) hands the tables to the walk and SWAPDB is followed by it:
     neither serializes anything inside the command; the walk then writes the cut."""
     clock = ManualClock()
     ks = Keyspace(2, clock=clock)
@@ -250,8 +252,8 @@ def test_flush_and_swapdb_cost_the_command_nothing_of_the_walk():
     snap = Snapshot(ks, record, out.append, clock_ns=TickClock())
     ks.dbs[0].swap_contents(ks.dbs[1])
     assert snap.keys_processed == 0
-    ks.flushall()
-    assert snap.keys_processed == 0 and snap.adopted_bytes > 0
+    ks.flushall(lazy=lazy)
+    assert snap.keys_processed == 0 and snap.adopted_bytes > 0 and ks.used_memory == 0
     assert ks.lazyfree.pending_objects == 0      # the walk holds the tables for now
     ks.dbs[0].add(b"new", b"x")
     snap.run_all()
