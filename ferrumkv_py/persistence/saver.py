@@ -307,6 +307,9 @@ class Persistence:
             self.stop()
         if nosave or not (save or self.rules):
             return True
+        if self.loading:              # Redis: never save a half-loaded data set
+            log.warning("Shutting down while loading: the RDB file is left as it is.")
+            return True
         log.log(logging.WARNING - 5, "Saving the final RDB snapshot before exiting.")
         if not self.save():
             log.warning("Error trying to save the DB, can't exit.")

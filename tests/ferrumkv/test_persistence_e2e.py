@@ -307,3 +307,15 @@ def test_ahe_alpha_survives_a_reload(make_server):
     assert s.call(getattr, ctl, "theta") == 1.25
     with open(os.path.join(s.server.config["dir"], "dump.rdb"), "rb") as f:
         assert b"ferrumkv-ahe-theta" in f.read()
+
+
+def test_shutdown_while_loading_does_not_save(make_server):
+    s = make_server(save="3600 1")
+    p = s.server.persistence
+
+    def loading_shutdown():
+        p.loading = True              # as while the file loads: nothing must be written
+        return p.shutdown_save(True, False)
+    assert s.call(loading_shutdown) is True
+    assert not os.path.exists(os.path.join(s.server.config["dir"], "dump.rdb"))
+    s.call(setattr, p, "loading", False)
