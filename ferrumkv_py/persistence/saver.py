@@ -29,12 +29,15 @@ import os
 import time
 import types
 
-from .. import lzf
+from ..lazy import LazyModule
 from ..values import RList
-from .filesink import FileSink
-from .rdbfile import (CRC_SIZE, Loader, RdbFileError, function_record, header, install,
-                      key_record)
-from .snapshot import Snapshot
+
+# Imported at the first save or load, not with the server: they load numpy / numba (the
+# LZF, CRC and listpack kernels), ~90 MB a server that never saves need not pay (lazy.py).
+lzf = LazyModule("ferrumkv_py.lzf")
+rdbfile = LazyModule("ferrumkv_py.persistence.rdbfile")
+filesink = LazyModule("ferrumkv_py.persistence.filesink")
+snapshot = LazyModule("ferrumkv_py.persistence.snapshot")
 
 log = logging.getLogger("ferrumkv")
 
@@ -140,6 +143,7 @@ class Persistence:
         lfu = "lfu" in pol or "ahe" in pol
         view = self._encoding_view
         from ..commands.introspection import value_encoding
+        key_record = rdbfile.key_record
 
         def record(db, s):
             v = db.vals[s]
@@ -159,12 +163,12 @@ class Persistence:
         theta = self._ahe_theta()
         if theta is not None:        # our own state: redis-server skips unknown AUX fields
             aux.append((AUX_AHE_THETA, repr(theta).encode()))
-        parts = [header(aux)]
+        parts = [rdbfile.header(aux)]
         eng = self.server.__dict__.get("scripting")
         libs = getattr(eng, "functions", None)
         if libs is not None:
             for lib in libs.libs.values():
-                parts.append(function_record(lib.code))
+                parts.append(rdbfile.function_record(lib.code))
         return b"".join(parts)
 
     def _ahe_controller(self):
@@ -178,9 +182,9 @@ class Persistence:
 
     def _new_save(self, threaded: bool):
         cfg = self.server.config
-        sink = FileSink(cfg["dir"], cfg["dbfilename"], cfg["rdbchecksum"], threaded)
+        sink = filesink.FileSink(cfg["dir"], cfg["dbfilename"], cfg["rdbchecksum"], threaded)
         sink.emit(self._head())
-        snap = Snapshot(self.server.ks, self._record_fn(), sink.emit)
+        snap = snapshot.Snapshot(self.server.ks, self._record_fn(), sink.emit)
         return snap, sink
 
     def save(self) -> bool:
@@ -332,20 +336,21 @@ class Persistence:
             data = f.read()
         ks = self.server.ks
         scratch = Keyspace(len(ks.dbs), clock=ks.clock)
-        loader = Loader(data, scratch, ks.clock.now_ms())
+        loader = rdbfile.Loader(data, scratch, ks.clock.now_ms())
         return loader, None
 
     def _install(self, loader, crc_future) -> None:
         stored = loader.stored_crc()
         if stored and self.server.config["rdbchecksum"]:
-            whole = loader.crc_at == len(loader.data) - CRC_SIZE   # what the thread summed
+            # the thread summed all but the last CRC_SIZE bytes
+            whole = loader.crc_at == len(loader.data) - rdbfile.CRC_SIZE
             crc = crc_future.result() if crc_future is not None and whole else \
                 lzf.crc64(memoryview(loader.data)[:loader.crc_at])
             if crc != stored:
-                raise RdbFileError("Wrong RDB checksum expected: (%x) got (%x). Aborting now."
-                                   % (stored, crc))
+                raise rdbfile.RdbFileError("Wrong RDB checksum expected: (%x) got (%x). "
+                                           "Aborting now." % (stored, crc))
         eng_codes = loader.functions
-        install(loader.ks, self.server.ks)
+        rdbfile.install(loader.ks, self.server.ks)
         theta, ctl = loader.aux.get(AUX_AHE_THETA), self._ahe_controller()
         if theta is not None and ctl is not None:
             try:
@@ -370,7 +375,7 @@ class Persistence:
         with the reason (Redis exits too)."""
         try:
             loader, _ = self._open(path)
-        except (OSError, RdbFileError) as e:
+        except (OSError, rdbfile.RdbFileError) as e:
             self._load_failed(e)
             return
         self.loading = True
@@ -379,7 +384,7 @@ class Persistence:
         loop = self.server.loop
         crc_future = None
         if loader.version >= 5 and self.server.config["rdbchecksum"]:
-            view = memoryview(loader.data)[:-CRC_SIZE]
+            view = memoryview(loader.data)[:-rdbfile.CRC_SIZE]
             crc_future = loop.run_in_executor(None, lzf.crc64, view)
         log.log(logging.WARNING - 5, "Loading RDB file %s", path)
 
@@ -392,13 +397,13 @@ class Persistence:
                     crc_future.add_done_callback(lambda f: loop.call_soon(finish))
                     return
                 finish()
-            except RdbFileError as e:
+            except rdbfile.RdbFileError as e:
                 self._load_failed(e)
 
         def finish() -> None:
             try:
                 self._install(loader, crc_future)
-            except RdbFileError as e:
+            except rdbfile.RdbFileError as e:
                 self._load_failed(e)
                 return
             self.loading = False
