@@ -232,8 +232,8 @@ def config_help(c, argv):
 # Redis 7.0 reports command flags in this order (server.c addReplyCommandFlags).
 FLAG_ORDER = ("write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
               "blocking", "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast",
-              "noauth", "may_replicate", "no_mandatory_keys", "no_multi", "movablekeys",
-              "allow_busy")
+              "noauth", "may_replicate", "no_mandatory_keys", "no_async_loading", "no_multi",
+              "movablekeys", "allow_busy")
 # ACL categories in Redis's table order, and the category each command group implies.
 ACL_ORDER = ("keyspace", "read", "write", "set", "sortedset", "list", "hash", "string",
              "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",

@@ -16,7 +16,7 @@ from ..registry import command
 from ..resp import OK, Status
 
 
-@command("save", 1, "admin noscript no_multi", group="server")
+@command("save", 1, "admin noscript no_async_loading no_multi", group="server")
 def save(c, argv):
     """SAVE
     Synchronously saves the dataset to disk."""
@@ -28,7 +28,7 @@ def save(c, argv):
     return OK
 
 
-@command("bgsave", -1, "admin noscript", group="server")
+@command("bgsave", -1, "admin noscript no_async_loading", group="server")
 def bgsave(c, argv):
     """BGSAVE [SCHEDULE]
     Asynchronously saves the dataset to disk (a forkless snapshot)."""
