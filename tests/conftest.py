@@ -80,6 +80,8 @@ def _compiled_kernels():
     from ferrumkv_py.eviction import kernel
     kernel.warm()
     shadow.load_kernels()
+    from ferrumkv_py.persistence import rdb_scan
+    rdb_scan.warm()                   # RDB loading's string scanner
 
 
 @pytest.fixture

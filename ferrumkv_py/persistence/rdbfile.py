@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
+
 from .. import memory, rdb
+from . import rdb_scan
 from ..rdb import RdbError, _len, _str
 from ..keyspace import SHARDS
 from ..rdb_load import _load_value, _Reader
@@ -137,6 +140,7 @@ class Loader:
             raise RdbFileError("Can't handle RDB format version %d" % version)
         self.version = version
         self.data = data
+        self.view = np.frombuffer(data, dtype=np.uint8)
         self.r = _Reader(data)
         self.r.pos = 9
         self.ks = keyspace
@@ -170,6 +174,19 @@ class Loader:
             if p >= end:
                 raise RdbError("truncated")
             t = data[p]
+            if (t == 0 or t == OP_EXPIRETIME_MS) and not expire and idle < 0 and freq < 0:
+                # a run of string records, read by the compiled scanner (rdb_scan.py)
+                records, q = rdb_scan.read_run(data, self.view, p, max_keys - n)
+                if records:
+                    store = self._store
+                    for key, value, x in records:
+                        if x and x < now:
+                            self.expired += 1
+                        else:
+                            store(key, value, x, -1, -1)
+                    n += len(records)
+                    r.pos = q
+                    continue
             r.pos = p + 1
             if t == 0 and idle < 0 and freq < 0:   # a string key: the common record, inline
                 key = r.string()

@@ -96,3 +96,42 @@ def test_crc_is_stored_and_an_old_version_loads():
     old = b"REDIS0004" + db_header(0, 1, 0)[:2] + key_record(b"a", b"1") + bytes((OP_EOF,))
     loader, ks = load(old)                      # version < 5: no CRC after EOF
     assert loader.stored_crc() == 0 and ks.dbs[0].find(b"a") is not None
+
+
+def test_string_runs_read_by_the_scanner_equal_the_records():
+    """The compiled scanner (rdb_scan.py) reads runs of string records; every shape of
+    string (6/14/32-bit lengths, int8/16/32, LZF, empty), TTLs, int-encoded keys (which
+    end a run) and a non-string record in the middle load as written."""
+    values = [b"", b"a", b"7", b"-129", b"40000", b"-2147483648", b"x" * 70,
+              b"y" * 20000, b"abc" * 100, bytes(range(256)) * 300, b"z" * 70000]
+    want = {}
+    body = header([]) + db_header(0, 40, 10)
+    for i in range(40):
+        key = b"%d" % i if i % 9 == 0 else b"k%d" % i       # "0", "9": int-encoded keys
+        value = values[i % len(values)]
+        x = NOW + 1000 * i if i % 4 == 0 else 0
+        if i == 20:
+            body += key_record(key, RList([b"l"]), "")
+            continue
+        body += key_record(key, value, expire_ms=x)
+        want[key] = (value, x)
+    for step in (1, 5, 1000):
+        ks = Keyspace(16, clock=ManualClock(NOW))
+        loader = Loader(finish(body), ks, NOW - 1)
+        while not loader.step(step):
+            pass
+        db = ks.dbs[0]
+        got = {k: (db.vals[s], db.exp[s]) for k, s in db.items() if k != b"k20"}
+        assert got == want
+        ks._check()
+
+
+def test_a_corrupt_lzf_value_in_a_run_is_reported():
+    body = header([]) + db_header(0, 2, 0) + key_record(b"a", b"1") + \
+        key_record(b"b", b"abc" * 100)
+    data = bytearray(finish(body))
+    at = data.index(b"\x01b\xc3") + 3           # b's LZF: <clen> <plain len: 300>
+    assert data[at] < 64 and data[at + 1:at + 3] == b"\x41\x2c"
+    data[at + 2] += 1                             # claims 301 plain bytes
+    with pytest.raises(RdbFileError, match="invalid LZF string"):
+        load(bytes(data))
