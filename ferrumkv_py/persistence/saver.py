@@ -188,7 +188,9 @@ class Persistence:
         return snap, sink
 
     def save(self) -> bool:
-        """SAVE: the whole file now, in this thread.  True on success.  O(keys + bytes)."""
+        """SAVE: the whole file now, in this thread.  True on success.
+
+        Complexity: O(keys + bytes)."""
         self.rdb_saves += 1
         started = self._write_calls()
         try:
@@ -281,7 +283,9 @@ class Persistence:
     # ---- cron: save rules, BGSAVE SCHEDULE ----
 
     def cron(self) -> None:
-        """Start a BGSAVE when a save rule says so (or one was scheduled).  O(rules)."""
+        """Start a BGSAVE when a save rule says so (or one was scheduled).
+
+        Complexity: O(rules)."""
         if self.bg is not None or self.loading:
             return
         if self.scheduled:

@@ -185,6 +185,8 @@ class Snapshot:
             self.ks.snapshot = None
 
     def run_all(self) -> None:
-        """The whole walk at once (SAVE, SHUTDOWN, tests).  O(keys)."""
+        """The whole walk at once (SAVE, SHUTDOWN, tests).
+
+        Complexity: O(slots below the cut's ends)."""
         while not self.step(1 << 62):
             pass
