@@ -105,7 +105,7 @@ def main() -> int:
     rport, oport = _free_port(), _free_port()
     procs = [_start([exe, "--port", str(rport), "--save", "", "--appendonly", "no",
                      "--bind", "127.0.0.1"], rport),
-             _start([sys.executable, "-m", "ferrumkv_py", "--port", str(oport)], oport)]
+             _start([sys.executable, "-m", "ferrumkv_py", "--save", "", "--port", str(oport)], oport)]
     try:
         real = redis.Redis(port=rport, socket_timeout=60)
         ours = redis.Redis(port=oport, socket_timeout=60)

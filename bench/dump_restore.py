@@ -63,7 +63,7 @@ def main() -> None:
     rport, oport = free_port(), free_port()
     procs = [subprocess.Popen([exe, "--port", str(rport), "--save", "", "--appendonly", "no",
                                "--bind", "127.0.0.1"], stdout=subprocess.DEVNULL),
-             subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--port", str(oport)],
+             subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--save", "", "--port", str(oport)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
         wait_port(rport, timeout_s=START_TIMEOUT_S)

@@ -98,7 +98,7 @@ class Server:
                                          "127.0.0.1", "--save", "", "--appendonly", "no",
                                          "--maxmemory-policy", policy]
         else:
-            cmd = taskset(SERVER_CPU) + [sys.executable, "-m", "ferrumkv_py", "--port",
+            cmd = taskset(SERVER_CPU) + [sys.executable, "-m", "ferrumkv_py", "--save", "", "--port",
                                          str(self.port), "--maxmemory-policy", policy]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)

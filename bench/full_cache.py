@@ -80,7 +80,7 @@ class Server:
         else:
             py = os.path.join(root, ".venv", "bin", "python")
             cmd = [py if os.path.exists(py) else sys.executable, "-m", "ferrumkv_py",
-                   "--port", str(self.port)] + args
+                   "--save", "", "--port", str(self.port)] + args
             py_root = root
         self.proc = subprocess.Popen(taskset(SERVER_CPU) + cmd, cwd=py_root or ROOT,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -82,7 +82,7 @@ def main(argv=None) -> None:
     procs = [
         subprocess.Popen([exe, "--port", str(pr), "--bind", "127.0.0.1", "--save", "",
                           "--appendonly", "no"], stdout=subprocess.DEVNULL),
-        subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--port", str(pf)],
+        subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--save", "", "--port", str(pf)],
                          cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
     ]
     try:

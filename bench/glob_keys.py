@@ -119,11 +119,11 @@ def main() -> int:
     try:
         port = free_port()
         servers.append(("ferrumkv", port, start(
-            [sys.executable, "-m", "ferrumkv_py", "--port", str(port)], port, ROOT)))
+            [sys.executable, "-m", "ferrumkv_py", "--save", "", "--port", str(port)], port, ROOT)))
         if args.ref_root:
             port = free_port()
             servers.append(("before", port, start(
-                [sys.executable, "-m", "ferrumkv_py", "--port", str(port)], port,
+                [sys.executable, "-m", "ferrumkv_py", "--save", "", "--port", str(port)], port,
                 os.path.abspath(args.ref_root))))
         exe = shutil.which("redis-server")
         if exe:

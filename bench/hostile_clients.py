@@ -241,7 +241,7 @@ def start_servers(args) -> tuple[int, int, dict, list]:
     ours, theirs = args.port, args.redis_port
     if ours is None:
         ours = free_port()
-        p = subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--port", str(ours)],
+        p = subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--save", "", "--port", str(ours)],
                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         procs.append(p)
         started[ours] = p.pid

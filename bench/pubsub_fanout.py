@@ -41,7 +41,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 def start_server(kind: str, port: int, maxclients: int) -> subprocess.Popen:
     if kind == "ferrumkv":
-        cmd = [sys.executable, "-m", "ferrumkv_py", "--port", str(port),
+        cmd = [sys.executable, "-m", "ferrumkv_py", "--save", "", "--port", str(port),
                "--maxclients", str(maxclients), "--loglevel", "warning"]
     else:
         cmd = [shutil.which("redis-server"), "--port", str(port), "--save", "",

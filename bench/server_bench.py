@@ -91,7 +91,7 @@ class Proc:
             cmd = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
                    "--save", "", "--appendonly", "no"] + extra
         else:
-            cmd = [sys.executable, "-m", "ferrumkv_py", "--port", str(self.port)] + extra
+            cmd = [sys.executable, "-m", "ferrumkv_py", "--save", "", "--port", str(self.port)] + extra
         self.p = subprocess.Popen(taskset(SERVER_CPU) + cmd, cwd=root,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:

@@ -281,7 +281,7 @@ class Server:
 
     def _start(self, args: list[str]) -> bool:
         self.port = free_port()
-        cmd = [sys.executable, "-m", "ferrumkv_py", "--bind", "127.0.0.1",
+        cmd = [sys.executable, "-m", "ferrumkv_py", "--bind", "127.0.0.1", "--save", "",
                "--port", str(self.port)] + args
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)

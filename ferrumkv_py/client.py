@@ -470,6 +470,12 @@ class Client(asyncio.Protocol, ClientState):
                 deny = spec.denyoom
             if deny and not server.evictor.room_for_write():
                 return self._reject(errors.OOMError().text, spec)
+        if server.persistence_gate:     # loading, or a failed bgsave (persistence/)
+            persist = server.persistence
+            if (spec.write or spec.name == "ping") and persist.writes_refused():
+                return self._reject(errors.MISCONF, spec)
+            if persist.loading and "loading" not in spec.flags:
+                return self._reject(errors.LOADING, spec)
         if (self.proto == 2 and spec.name not in _PUBSUB_ALLOWED
                 and (self.sub_channels or self.sub_patterns or self.sub_shard)):
             return self._reject("ERR " + errors.PUBSUB_CONTEXT % spec.name, spec)

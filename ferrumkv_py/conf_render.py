@@ -52,9 +52,9 @@ N hits, by factor (from Redis's measurements):
     "lfu-decay-time": "The counter loses one per this many idle minutes (as Redis 7.0 does).",
     "requirepass": "When set, clients must AUTH <password> or HELLO 3 AUTH default <password>.",
     "proto-max-bulk-len": "A longer bulk in a request is a protocol error that closes the client.",
-    "save": "ferrumkv keeps data in memory only; save and appendonly exist because tools\n"
-            "(redis-benchmark) read them.  Snapshot rules and appendonly yes are refused\n"
-            "rather than accepted and ignored.",
+    "save": "RDB snapshots (docs/persistence.md): BGSAVE when a rule's seconds have passed\n"
+            "and its number of changes happened; SHUTDOWN and SIGTERM save when rules exist.\n"
+            "appendonly yes is refused: AOF is not written yet.",
     "bind": "The default listens on the loopback interface only (::1 when IPv6 is there).",
     "protected-mode": "With protected-mode yes and no requirepass, a client from any address\n"
                       "but 127.x.x.x or ::1 gets Redis's -DENIED error and is disconnected.",

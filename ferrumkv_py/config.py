@@ -69,15 +69,18 @@ NOT_PERSISTED = ("ferrumkv keeps data in memory only; nothing would be saved "
                  "(see docs/compatibility.md)")
 
 
+SAVE_DEFAULT = "3600 1 300 100 60 10000"   # Redis 7.0's: after 1 h / 1 change, 5 min /
+                                            # 100 changes, 1 min / 10000 changes
+
+
 def _check_save(value: str) -> str:
-    """Redis's setConfigSaveOption rules, then ours: only an empty save list is real."""
+    """Redis's setConfigSaveOption rules: pairs of ``seconds changes``, seconds >= 1 and
+    changes >= 0 (persistence/saver.py fires them)."""
     words = value.split()
     if len(words) % 2 or any(parse_ll(w) is None or parse_ll(w) < (1 - i % 2)
                              for i, w in enumerate(words)):
         raise ValueError("Invalid save parameters")
-    if words:
-        raise ValueError("save rules are not supported: " + NOT_PERSISTED)
-    return ""
+    return " ".join(str(int(w)) for w in words)
 
 
 def _check_appendonly(value: bool) -> bool:
@@ -204,8 +207,8 @@ TABLE: tuple[ConfigSpec, ...] = (
     S("logfile", "string", "", False, doc="log file path (empty = stderr)"),
     S("dir", "string", ".", True, protected=True,
       doc="working directory for files the server writes"),
-    S("save", "string", "", True, check=_check_save, multi=True,
-      doc="kept for tools that read it; only \"\" (no snapshots) is accepted"),
+    S("save", "string", SAVE_DEFAULT, True, check=_check_save, multi=True,
+      doc="RDB snapshot rules: \"seconds changes\" pairs; \"\" = no automatic saves"),
     S("appendonly", "bool", False, True, check=_check_appendonly,
       doc="kept for tools that read it; only no is accepted"),
     # ---- background work ----

@@ -44,7 +44,7 @@ SWITCH = "switch"
 NO_REPLICATION = "ferrumkv has no replication"
 NO_CLUSTER = "ferrumkv has no cluster mode"
 NO_TLS = "ferrumkv has no TLS listener"
-NO_FILES = "ferrumkv keeps data in memory only"
+NO_FILES = "AOF is not written yet (RDB only: docs/persistence.md)"
 
 
 # ---- the rows ----
@@ -142,7 +142,7 @@ def _rows() -> list[ConfigSpec]:
       doc="OOM scores of master, replica and child (not applied)")
     for sig in ("sigint", "sigterm"):
         s("shutdown-on-" + sig, "default", check=check_shutdown_flags, multi=True,
-          doc="SHUTDOWN flags on %s (nothing to save: the server just stops)" % sig.upper())
+          doc="SHUTDOWN flags on %s (save, nosave, now, force)" % sig.upper())
     i("shutdown-timeout", 10, 0, INT_MAX, doc="seconds SHUTDOWN waits for replicas (none)")
     e("sanitize-dump-payload", "no", ("no", "yes", "clients"),
       doc="deep check of RESTORE payloads (ferrumkv always checks them fully)")
@@ -165,17 +165,26 @@ def _rows() -> list[ConfigSpec]:
     e("acl-pubsub-default", "resetchannels", ("allchannels", "resetchannels"),
       doc="channel permissions of new ACL users")
 
-    # -- persistence files (none are written) --
+    # -- persistence files (RDB: persistence/; AOF not written yet) --
+    rdbdoc = {"rdbchecksum": "RDB files end with a CRC-64 (checked when loading)",
+              "rdbcompression": "kept for tools (strings over 20 bytes are always LZF-"
+                                "compressed when it saves space, as DUMP does)",
+              "rdb-del-sync-files": "kept for tools (no replication: no sync files)",
+              "stop-writes-on-bgsave-error": "after a failed background save, writes get "
+                                             "-MISCONF while save rules exist",
+              "dbfilename": "the RDB file's name inside dir"}
+    for name in ("rdbchecksum", "rdbcompression", "rdb-del-sync-files",
+                 "stop-writes-on-bgsave-error"):
+        b(name, name != "rdb-del-sync-files", name != "rdbchecksum", doc=rdbdoc[name])
+    s("dbfilename", "dump.rdb", protected=True, check=check_filename("dbfilename"),
+      doc=rdbdoc["dbfilename"])
     per = dict(doc="persistence tuning; " + NO_FILES)
-    for name, val in (("rdbchecksum", True), ("rdbcompression", True),
-                      ("rdb-del-sync-files", False), ("stop-writes-on-bgsave-error", True),
-                      ("rdb-save-incremental-fsync", True),
+    for name, val in (("rdb-save-incremental-fsync", True),
                       ("aof-rewrite-incremental-fsync", True),
                       ("no-appendfsync-on-rewrite", False), ("aof-load-truncated", True),
                       ("aof-use-rdb-preamble", True), ("aof-timestamp-enabled", False),
                       ("aof-disable-auto-gc", False)):
-        b(name, val, name != "rdbchecksum", **per)
-    s("dbfilename", "dump.rdb", protected=True, check=check_filename("dbfilename"), **per)
+        b(name, val, **per)
     s("appendfilename", "appendonly.aof", False, **per)
     s("appenddirname", "appendonlydir", False, **per)
     e("appendfsync", "everysec", ("everysec", "always", "no"), **per)

@@ -74,6 +74,14 @@ WRONG_ARGS = "wrong number of arguments for '%s' command"
 UNKNOWN_COMMAND = "unknown command '%s', with args beginning with: %s"
 UNKNOWN_SUBCOMMAND = "unknown subcommand '%s'. Try %s HELP."
 NOAUTH = "NOAUTH Authentication required."
+# persistence (persistence/saver.py; the dispatcher's checks)
+LOADING = "LOADING Redis is loading the dataset in memory"
+MISCONF = ("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to "
+           "persist to disk. Commands that may modify the data set are disabled, because "
+           "this instance is configured to report errors during writes if RDB snapshotting "
+           "fails (stop-writes-on-bgsave-error option). Please check the Redis logs for "
+           "details about the RDB error.")
+BGSAVE_IN_PROGRESS = "Background save already in progress"
 WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
 AUTH_NOT_SET = ("AUTH <password> called without any password configured for the default user. "
                 "Are you sure your configuration is correct?")

@@ -226,18 +226,7 @@ def _memory(server) -> list:
 
 @section("persistence")
 def _persistence(server) -> list:
-    return [
-        ("loading", 0),
-        ("async_loading", 0),
-        ("rdb_changes_since_last_save", 0),
-        ("rdb_bgsave_in_progress", 0),
-        ("rdb_last_save_time", int(server.start_time)),
-        ("rdb_last_bgsave_status", "ok"),
-        ("aof_enabled", 0),
-        ("aof_rewrite_in_progress", 0),
-        ("aof_last_bgrewrite_status", "ok"),
-        ("aof_last_write_status", "ok"),
-    ]
+    return server.persistence.info_fields()     # persistence/saver.py: Redis 7.0's fields
 
 
 @section("stats")

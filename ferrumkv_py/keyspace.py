@@ -124,6 +124,8 @@ class Database(SlotTable):
         a call fewer per read hit, each marked ``touch(), inline``; a test drives all three
         alike.  O(1)."""
         ks = self.ks
+        if ks.snapshot is not None:     # persistence: the value as of the cut, first
+            ks.snapshot.before_change(self, s)
         if ks.lfu_on:
             c = self.lfu[s]
             n = ks.lfu_touch(c, self.lru[s], ks.now_ms)
@@ -246,6 +248,8 @@ class Database(SlotTable):
                 self.fresh = s + 1
             else:
                 s = self.grow_table()
+        if ks.snapshot is not None:     # persistence: a slot born after the cut
+            ks.snapshot.before_change(self, s)
         self.holes -= 1
         keys[s] = key
         self.vals[s] = value
@@ -268,6 +272,8 @@ class Database(SlotTable):
     def set_value(self, s: int, value) -> None:
         """Replace the value of a live key (TTL and access metadata stay).  O(1)."""
         ks = self.ks
+        if ks.snapshot is not None:     # persistence: the value as of the cut, first
+            ks.snapshot.before_change(self, s)
         vals = self.vals
         old = vals[s]
         if value.__class__ is bytes and old.__class__ is bytes:
@@ -291,6 +297,8 @@ class Database(SlotTable):
         if s is None:
             return self.add(key, value, shard)
         ks = self.ks
+        if ks.snapshot is not None:     # persistence: the value as of the cut, first
+            ks.snapshot.before_change(self, s)
         x = self.exp[s]
         if x:
             if x < ks.now_ms:
@@ -333,6 +341,8 @@ class Database(SlotTable):
         ``lazy``: a value of more than LAZYFREE_THRESHOLD elements is freed by slices later
         (``lazyfree.py``); used_memory drops now either way."""
         ks = self.ks
+        if ks.snapshot is not None:     # persistence: the key as of the cut, first
+            ks.snapshot.before_change(self, s)
         keys = self.keys
         key = keys[s]
         del self.shards[hash(key) % SHARDS][key]
@@ -368,6 +378,10 @@ class Database(SlotTable):
         base_key = memory.KEY_OVERHEAD
         ttl_cost = memory.EXPIRE_COST
         ttls = bool(self.vslots)    # no key has a TTL: exp[] unread (a cache miss per victim)
+        snap = ks.snapshot
+        if snap is not None:        # persistence: the victims as of the cut, first
+            for i in range(n):
+                snap.before_change(self, slots[i])
         freed = 0
         for i in range(n):
             s = slots[i]
@@ -396,6 +410,8 @@ class Database(SlotTable):
         """Give the key in slot ``s`` the name ``newkey`` (which must be absent), keeping its
         slot and metadata.  O(1)."""
         ks = self.ks
+        if ks.snapshot is not None:     # persistence: the key as of the cut, first
+            ks.snapshot.before_change(self, s)
         oldkey = self.keys[s]
         del self.shards[hash(oldkey) % SHARDS][oldkey]
         ks.used_memory += len(newkey) - len(oldkey)
@@ -436,6 +452,8 @@ class Database(SlotTable):
 
     def set_expire(self, s: int, when_ms: int) -> None:
         """Give a live key an absolute deadline (ms).  O(1)."""
+        if self.ks.snapshot is not None:    # persistence: the key as of the cut, first
+            self.ks.snapshot.before_change(self, s)
         if not self.exp[s]:
             vs = self.vslots
             self.vpos[s] = len(vs)
@@ -448,6 +466,8 @@ class Database(SlotTable):
         """Remove the TTL; False if there was none.  O(1)."""
         if not self.exp[s]:
             return False
+        if self.ks.snapshot is not None:    # persistence: the key as of the cut, first
+            self.ks.snapshot.before_change(self, s)
         self._clear_ttl(s)
         self.ks.signal(self, self.keys[s])
         return True
@@ -482,12 +502,13 @@ class Database(SlotTable):
                     ks.signal(self, key)
         if lazy:
             return self._detach(n)
-        exp = self.exp
-        for s, v in enumerate(self.vals):
-            if v is not None:
-                ks.used_memory -= memory.entry_cost(self.keys[s], v)
-                if exp[s]:
-                    ks.used_memory -= memory.EXPIRE_COST
+        freed = self._cost()
+        ks.used_memory -= freed
+        if ks.snapshot is not None and ks.snapshot.adopt(self, freed):
+            # persistence: a snapshot still walks these tables; it keeps them (and hands
+            # them to lazy free when its walk of them ends), the database starts afresh
+            self._new_tables()
+            return n
         # the same list objects, emptied: frozen ones (gcstats.py) stay frozen
         del self.keys[:]
         del self.vals[:]
@@ -496,11 +517,32 @@ class Database(SlotTable):
         self._new_tables(keep_lists=True)
         return n
 
+    def _cost(self) -> int:
+        """The modelled memory of every key (used_memory's share of this database).
+        O(slots)."""
+        exp, keys = self.exp, self.keys
+        freed = 0
+        for s, v in enumerate(self.vals):
+            if v is not None:
+                freed += memory.entry_cost(keys[s], v)
+                if exp[s]:
+                    freed += memory.EXPIRE_COST
+        return freed
+
     def _detach(self, n: int) -> int:
         """FLUSHDB ASYNC / FLUSHALL ASYNC: hand the whole database to the lazy free queue.
         used_memory drops now when no other database holds keys (FLUSHALL zeroes it
         itself); otherwise this database's share is subtracted as it is released."""
         ks = self.ks
+        if ks.snapshot is not None and ks.snapshot.wants(self):
+            # persistence: a snapshot still walks these tables.  It keeps them and hands
+            # them to lazy free when done (uncharged: their memory is subtracted now,
+            # O(keys) as a synchronous flush), so nothing takes them apart meanwhile.
+            freed = self._cost()
+            ks.used_memory -= freed
+            ks.snapshot.adopt(self, freed)
+            self._new_tables()
+            return n
         charged = (any(db.nkeys for db in ks.dbs if db is not self)
                    or ks.lazyfree.charged())
         if not charged:
@@ -512,9 +554,11 @@ class Database(SlotTable):
         return n
 
     def swap_contents(self, other: "Database") -> None:
-        """SWAPDB: exchange every key and table with another database.  O(1)."""
+        """SWAPDB: exchange every key and table with another database.  O(1).  (A
+        snapshot's walk is bound to the table objects, not to the database: it follows
+        them, persistence/snapshot.py.)"""
         for name in ("shards", "keys", "vals", "lru", "lfu", "exp", "vpos", "vslots",
-                     "free", "holes", "expires_cursor"):
+                     "free", "fresh", "holes", "expires_cursor"):
             a, b = getattr(self, name), getattr(other, name)
             setattr(self, name, b)
             setattr(other, name, a)
@@ -588,6 +632,10 @@ class Keyspace:
         # lazyfree-lazy-* switches (set from the config by the server) and the queue
         self.lazyfree = LazyFree(self)
         self.lazy_expire = self.lazy_server_del = self.lazy_eviction = False
+        # persistence/snapshot.py: the snapshot being taken, None when none is.  Every
+        # method that changes a slot calls its before_change(db, slot) first (the hook
+        # docs/persistence.md section 2 lists); compaction waits while it is set.
+        self.snapshot = None
         self.dbs = [Database(i, self) for i in range(databases)]
 
     def refresh_time(self) -> int:
@@ -640,6 +688,8 @@ class Keyspace:
         """Cron work between commands: compact databases whose tables are mostly holes,
         moving at most ``budget_moves`` keys in all (``slots.py``).  Returns keys moved.
         Complexity: O(budget_moves)."""
+        if self.snapshot is not None:   # a snapshot's walk needs keys to keep their slots
+            return 0
         moved = 0
         for db in self.dbs:
             if db.needs_compaction():

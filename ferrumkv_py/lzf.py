@@ -105,13 +105,15 @@ def _decompress(src, out):
     return op
 
 
-def _compress(src, out, htab):
+def _compress(src, out, htab, base):
     """Encode ``src`` into ``out``; compressed size, or 0 when it does not fit in ``out``.
 
     liblzf 3.6's ``lzf_compress`` as Redis builds it (HLOG 16, VERY_FAST, STRICT_ALIGN),
     step for step, including its output bound tests, so the result and whether there is
-    one match Redis's.  ``htab`` has ``HASH_SIZE`` slots set to -1 (never a match, as
-    position 0 never is).
+    one match Redis's.  ``htab`` holds ``base + position``: an entry below ``base`` is left
+    from an earlier call and reads as a negative position, never a match (as position 0
+    never is), so the table needs no reset between calls (a 64 K-slot fill per call cost
+    ~10 us, most of an RDB save of short strings: persistence/, bench/persistence.py).
     """
     n = len(src)
     cap = len(out)
@@ -123,8 +125,8 @@ def _compress(src, out, htab):
     while ip < n - 2:
         v = (src[ip] << 16) | (src[ip + 1] << 8) | src[ip + 2]
         h = ((v >> _HASH_SHIFT) - v * 5) & _HASH_MASK
-        ref = htab[h]
-        htab[h] = ip
+        ref = htab[h] - base
+        htab[h] = base + ip
         off = ip - ref - 1
         if (ref > 0 and off < MAX_OFFSET and src[ref + 2] == src[ip + 2]
                 and src[ref] == src[ip] and src[ref + 1] == src[ip + 1]):
@@ -166,7 +168,7 @@ def _compress(src, out, htab):
             ip -= 2          # remember the last two positions of the match
             for _ in range(2):
                 v = (src[ip] << 16) | (src[ip + 1] << 8) | src[ip + 2]
-                htab[((v >> _HASH_SHIFT) - v * 5) & _HASH_MASK] = ip
+                htab[((v >> _HASH_SHIFT) - v * 5) & _HASH_MASK] = base + ip
                 ip += 1
         else:
             # a literal byte; the tail loop below repeats these lines on purpose, as liblzf's
@@ -230,7 +232,7 @@ def _compile():
         crc = njit(cache=True, nogil=True)(_crc64)
         probe = np.frombuffer(b"abcabcabcabcabcabcabcabc", dtype=np.uint8)
         out = np.empty(64, dtype=np.uint8)
-        size = com(probe, out, np.full(HASH_SIZE, -1, dtype=np.int64))
+        size = com(probe, out, np.full(HASH_SIZE, -1, dtype=np.int64), 0)
         back = np.empty(len(probe), dtype=np.uint8)
         if dec(out[:size], back) != len(probe) or bytes(back) != bytes(probe):
             raise RuntimeError("compiled LZF does not round-trip")
@@ -245,7 +247,9 @@ def _compile():
 
 
 _DEC, _COM, _CRC = _compile()
-_HTAB = np.full(HASH_SIZE, -1, dtype=np.int64)   # compress()'s table, reset per call
+_HTAB = np.full(HASH_SIZE, -1, dtype=np.int64)   # compress()'s table (see _compress)
+_HTAB_BASE = [0]                                 # positions of the next call start here
+_HTAB_BASE_MAX = 1 << 62                         # then the table is reset once
 COMPILED = _COM is not None
 
 
@@ -271,13 +275,17 @@ def decompress(data: bytes, out_len: int) -> bytes | None:
 
 def compress(data: bytes, max_out: int) -> bytes | None:
     """LZF of ``data`` when it fits in ``max_out`` bytes, else None (also None when no
-    compiled kernel is available).  Complexity: O(len(data)) plus resetting the 64 K-slot
-    hash table (~10 us)."""
+    compiled kernel is available).  Complexity: O(len(data)) (the hash table is not reset:
+    each call's positions start above the last call's, ``_compress``)."""
     if _COM is None or max_out <= 0 or not data:
         return None
-    _HTAB.fill(-1)
+    base = _HTAB_BASE[0] + 1
+    if base + len(data) > _HTAB_BASE_MAX:
+        _HTAB.fill(-1)
+        base = 1
+    _HTAB_BASE[0] = base + len(data)
     out = np.empty(max_out, dtype=np.uint8)
-    n = _COM(np.frombuffer(data, dtype=np.uint8), out, _HTAB)
+    n = _COM(np.frombuffer(data, dtype=np.uint8), out, _HTAB, base)
     return out[:n].tobytes() if n else None
 
 
@@ -293,7 +301,7 @@ def compress_py(data: bytes, max_out: int) -> bytes | None:
     if max_out <= 0 or not data:
         return None
     out = bytearray(max_out)
-    n = _compress(data, out, [-1] * HASH_SIZE)
+    n = _compress(data, out, [-1] * HASH_SIZE, 0)
     return bytes(out[:n]) if n else None
 
 

@@ -134,7 +134,8 @@ class Ops(Subsystem):
     @property
     def slow_all(self) -> bool:
         """Every command must take the dispatcher's checked path (Client.call)."""
-        return bool(self.monitors) or self.pause_type is not None
+        return (bool(self.monitors) or self.pause_type is not None
+                or self.server.persistence_gate)   # -LOADING / -MISCONF (persistence/)
 
     def add_monitor(self, c) -> None:
         self.monitors.append(c)

@@ -163,6 +163,15 @@ def dump(value, encoding: str) -> bytes:
 
     Complexity: O(size of the value).
     """
+    return _footer(dump_body(value, encoding))
+
+
+def dump_body(value, encoding: str) -> bytes:
+    """The type byte and the value, without DUMP's footer: what an RDB file's key record
+    holds (``persistence/rdbfile.py`` puts the key after the type byte).
+
+    Complexity: O(size of the value).
+    """
     kind = memory.type_name(value)
     if kind == "string":
         body = bytes((T_STRING,)) + _str(value)
@@ -196,7 +205,7 @@ def dump(value, encoding: str) -> bytes:
         body = dump_stream(value, _len, _str)
     else:
         body = _dump_zset(value, encoding)
-    return _footer(body)
+    return body
 
 
 def _dump_zset(z: ZSet, encoding: str) -> bytes:

@@ -7,7 +7,8 @@ maxmemory.  Handlers only see well-formed calls.
 
 Flags (Redis 7.0 names): ``write``, ``readonly``, ``denyoom``, ``admin``, ``fast``,
 ``noauth`` (allowed before AUTH), ``noscript``, ``loading``, ``stale``, ``allow_busy``,
-``no_multi`` (refused inside MULTI), ``skip_monitor``, ``random``.
+``no_multi`` (refused inside MULTI), ``skip_monitor``, ``random``, ``no_async_loading``
+(reported by COMMAND INFO; there is no async loading).
 
 Key positions (``first_key``, ``last_key``, ``step``) follow COMMAND INFO: 1-based word
 indexes, ``last_key = -1`` meaning the last word.  ``keys(argv)`` lists a call's keys: the

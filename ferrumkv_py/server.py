@@ -34,6 +34,7 @@ from .expire import active_expire_cycle
 from .keyspace import Keyspace
 from . import limits
 from .ops import Ops
+from .persistence import Persistence
 from .scripting import ScriptTimeLimit
 from .shadow import ShadowSwitch
 from .stats import STATS_SAMPLE_PERIOD_MS, Stats
@@ -87,6 +88,7 @@ class Server:
         self._stopped = None
         self._cron_task = None
         self.shutdown_requested = False
+        self.persistence_gate = False   # loading, or MISCONF: persistence_gate_changed()
         from .pubsub import PubSub
         from .tracking import Tracking
         from .notify import Notifier
@@ -139,6 +141,10 @@ class Server:
         self.ks.lazyfree.wakeup = self._wake_lazyfree
         # config-file users / aclfile, after requirepass as in Redis
         self.startup_users = self.part(StartupUsers(self))
+        # RDB files, SAVE / BGSAVE, loading at start (persistence/, docs/persistence.md):
+        # started last, so clients connect to a server that answers -LOADING meanwhile
+        self.persistence = self.part(Persistence(self))
+        self.load_error = None        # why loading the RDB file at start failed (exit 1)
 
     def part(self, subsystem):
         """Register ``subsystem`` for start() and stop(); returns it.  Complexity: O(1)."""
@@ -415,12 +421,42 @@ class Server:
         await self._stopped
         await self.stop()
 
+    def persistence_gate_changed(self) -> None:
+        """Loading or refusing writes (MISCONF) started or ended: every client takes the
+        checked path while either holds (ops.slow_all reads :attr:`persistence_gate`)."""
+        self.persistence_gate = gate = (self.persistence.loading
+                                        or self.persistence.writes_refused())
+        for c in self.clients.values():
+            if gate:
+                c.slow_path = True
+            else:
+                c.update_slow_path()
+
+    def shutdown(self, save: bool = False, nosave: bool = False, force: bool = False,
+                 reason: str = "User requested shutdown...") -> bool:
+        """SHUTDOWN and SIGTERM (Redis prepareForShutdown): the final save when save points
+        exist or ``save``, unless ``nosave``; a failed save keeps the server running
+        unless ``force``.  Returns False when the shutdown was aborted."""
+        log.warning(reason)
+        if not self.persistence.shutdown_save(save, nosave) and not force:
+            return False
+        self.request_shutdown("Redis is now ready to exit, bye bye...")
+        return True
+
+    def on_signal(self, name: str) -> None:
+        """SIGTERM / SIGINT: SHUTDOWN with the shutdown-on-sig* flags (Redis's rules: a
+        failed save keeps the server running, unless the flags say force)."""
+        flags = self.config["shutdown-on-" + name.lower()].split()
+        self.shutdown("save" in flags, "nosave" in flags, "force" in flags,
+                      "Received %s scheduling shutdown..." % name)
+
     def request_shutdown(self, reason: str = "User requested shutdown...") -> None:
         """SIGTERM / SIGINT / SHUTDOWN: stop accepting, close clients, end serve_forever."""
         if self.shutdown_requested:
             return
         self.shutdown_requested = True
         log.warning(reason)
+        self.persistence.abandon()    # a background save in progress is abandoned
         for srv in self.listeners:
             srv.close()
         for c in list(self.clients.values()):
@@ -481,6 +517,7 @@ class Server:
             if mods == self._modules_seen:
                 self.freeze_gc(collect=False)
         self._modules_seen = mods
+        self.persistence.cron()       # save rules, BGSAVE SCHEDULE
         if self.ks.lazyfree.busy() and not self._lazyfree_scheduled:
             self._lazyfree_step()
         if self.shadow is not None:
@@ -516,13 +553,14 @@ def run(config: Config) -> int:
     async def main() -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, server.request_shutdown,
-                                    "Received %s scheduling shutdown..." % sig.name)
+            loop.add_signal_handler(sig, server.on_signal, sig.name)
         await server.start()
         server.gc_freeze = True
         server.freeze_gc()            # modules, the keyspace's lists: never walked again
         await server.serve_forever()
         await asyncio.sleep(0)  # let transports flush and close
+        if server.load_error is not None:
+            raise SystemExit(1)
 
     try:
         runner(main())

@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -28,6 +29,11 @@ class ServerThread:
     def __init__(self, **overrides):
         config = Config()
         config.set("port", "0")
+        # no dump.rdb in the checkout: no save rules, and files go to a temporary dir
+        # (a test may set either; the dir is removed when the server stops)
+        self.tmpdir = tempfile.mkdtemp(prefix="ferrumkv-test-")
+        config.set("save", "")
+        config.set("dir", self.tmpdir)
         for name, value in overrides.items():
             config.set(name.replace("_", "-"), str(value))
         self.server = Server(config)
@@ -56,6 +62,7 @@ class ServerThread:
         if self.thread.is_alive():
             self.loop.call_soon_threadsafe(self.server.request_shutdown)
             self.thread.join(10)
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -73,6 +80,8 @@ def _compiled_kernels():
     from ferrumkv_py.eviction import kernel
     kernel.warm()
     shadow.load_kernels()
+    from ferrumkv_py.persistence import rdb_scan
+    rdb_scan.warm()                   # RDB loading's string scanner
 
 
 @pytest.fixture

@@ -97,7 +97,7 @@ def swapdb(c, argv):
 @command("shutdown", -1, "admin noscript loading stale no_multi allow_busy", group="server")
 def shutdown(c, argv):
     """SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
-    Stops the server (nothing to save: the data set lives in memory only)."""
+    Saves the dataset (with save rules, or SAVE; not with NOSAVE) and stops the server."""
     opts = {a.lower() for a in argv[1:]}
     if not opts <= {b"nosave", b"save", b"now", b"force", b"abort"} or \
             (b"save" in opts and b"nosave" in opts):
@@ -109,7 +109,8 @@ def shutdown(c, argv):
     busy = c.server.busy_script
     if busy is not None and b"nosave" not in opts:   # a busy script: only SHUTDOWN NOSAVE
         raise CommandError(busy.busy_error)
-    c.server.request_shutdown()
+    if not c.server.shutdown(b"save" in opts, b"nosave" in opts, b"force" in opts):
+        raise CommandError("Errors trying to SHUTDOWN. Check logs.")
     c.close_after_reply()
     return Raw(b"")  # as Redis: the connection closes without a reply
 
@@ -233,7 +234,8 @@ def config_help(c, argv):
 # Redis 7.0 reports command flags in this order (server.c addReplyCommandFlags).
 FLAG_ORDER = ("write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
               "blocking", "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast",
-              "noauth", "no_mandatory_keys", "no_multi", "movablekeys", "allow_busy")
+              "noauth", "no_mandatory_keys", "no_async_loading", "no_multi", "movablekeys",
+              "allow_busy")
 # Flags Redis 7.0 keeps and does not report ("hidden on purpose" in its table): the table
 # still carries may_replicate, which CLIENT PAUSE WRITE reads (ops.Ops.holds)
 HIDDEN_FLAGS = frozenset({"may_replicate"})

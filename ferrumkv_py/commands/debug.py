@@ -8,8 +8,9 @@ with Redis's text; ``local`` allows loopback clients, ``yes`` everyone.  Subcomm
   PROTOCOL (every RESP type, RESP2 fallbacks as Redis), DIGEST / DIGEST-VALUE (``digest.py``,
   equal to redis-server's for equal data), LISTPACK / QUICKLIST (the layout is written to
   the server log), POPULATE, LOG, HELP;
-* RELOAD and LOADAOF are refused with a reason (there is no RDB or AOF file); Redis 7.0 has
-  no JMAP, so it is an unknown subcommand there and here.
+* RELOAD [NOSAVE] saves the RDB file, empties the keyspace and loads the file
+  (``persistence/``; MERGE and NOFLUSH are refused with a reason); LOADAOF is refused (no
+  AOF yet); Redis 7.0 has no JMAP, so it is an unknown subcommand there and here.
 
 Not provided (C-level or crash tools): SEGFAULT, PANIC, OOM, ASSERT, CRASH-AND-RECOVER,
 RESTART, LEAK, SDSLEN, HTSTATS, HTSTATS-KEY, MALLCTL, STRUCTSIZE, REPLICATE, PAUSE-CRON,
@@ -326,6 +327,33 @@ def _refused(name: str):
     return fn
 
 
+def _reload(c, argv):
+    """DEBUG RELOAD [NOSAVE]: save, empty, load (Redis debug.c's order and texts)."""
+    from ..persistence.rdbfile import RdbFileError
+    opts = [a.lower() for a in argv[2:]]
+    for o in opts:
+        if o not in (b"merge", b"noflush", b"nosave"):
+            raise CommandError("DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE "
+                               "options.")
+        if o != b"nosave":
+            raise CommandError("DEBUG RELOAD %s is not supported (a load always starts from "
+                               "an empty keyspace here)" % o.decode().upper())
+    p = c.server.persistence
+    if b"nosave" not in opts:
+        if p.in_progress():
+            p.stop()
+        if not p.save():
+            raise CommandError("Error trying to save the DB")
+    c.ks.flushall()
+    try:
+        p.load_now(p.path())
+    except (OSError, RdbFileError) as e:
+        log.warning("DEBUG RELOAD: %s", e)
+        raise CommandError("Error trying to load the RDB dump") from None
+    log.warning("DB reloaded by DEBUG RELOAD")
+    return OK
+
+
 def _help(c, argv):
     return [Status(s.encode()) for s in HELP_LINES]
 
@@ -391,6 +419,6 @@ SUBCOMMANDS = {   # lower-case name -> (accepted argc, handler), Redis 7.0's arg
     "quicklist": (lambda n: n in (3, 4), _quicklist),
     "populate": (lambda n: 3 <= n <= 5, _populate),
     "log": (_n(3), _log),
-    "reload": (lambda n: n >= 2, _refused("RELOAD")),
+    "reload": (lambda n: n >= 2, _reload),
     "loadaof": (_n(2), _refused("LOADAOF")),
 }

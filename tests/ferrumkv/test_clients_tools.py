@@ -43,7 +43,8 @@ def port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         free = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--port", str(free)],
+    proc = subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--port", str(free),
+                             "--save", ""],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while True:

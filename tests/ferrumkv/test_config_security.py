@@ -162,15 +162,16 @@ def test_set_many_restores_listeners_state():
     assert c["hz"] == 10 and c["timeout"] == 0 and seen == [20, 10]
 
 
-# ---- unsupported persistence switches are refused, not ignored ----
+# ---- persistence switches: save rules accepted, appendonly yes refused (no AOF yet) ----
 
 def test_persistence_switches_are_refused(r2):
     assert err(r2, "CONFIG", "SET", "appendonly", "yes").startswith(
         FAILED % ("appendonly", "appendonly yes is not supported: ferrumkv keeps data in "
                                 "memory only"))
-    assert err(r2, "CONFIG", "SET", "save", "900 1").startswith(
-        FAILED % ("save", "save rules are not supported"))
     assert err(r2, "CONFIG", "SET", "save", "1") == FAILED % ("save", "Invalid save parameters")
+    assert err(r2, "CONFIG", "SET", "save", "0 1") == FAILED % ("save", "Invalid save parameters")
+    assert r2.config_set("save", "900 1  300 10") is True     # rules (persistence/)
+    assert r2.config_get("save") == {"save": "900 1 300 10"}
     assert r2.config_set("save", "") is True and r2.config_set("appendonly", "no") is True
     assert r2.config_get("save") == {"save": ""}
     assert r2.config_get("appendonly") == {"appendonly": "no"}

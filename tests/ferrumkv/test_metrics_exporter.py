@@ -38,7 +38,6 @@ EXPORTER_OWN = {"redis_exporter_build_info", "redis_exporter_last_scrape_connect
 ALLOCATOR = "jemalloc's allocator statistics: the process runs on pymalloc"
 DEFRAG = "active defragmentation is jemalloc's; there is none here"
 REPLICATION = "replication is issue 29: these arrive with it"
-PERSISTENCE = "RDB / AOF statistics of a later wave (issue 28)"
 ABSENT = {
     "redis_allocator_active_bytes": ALLOCATOR, "redis_allocator_allocated_bytes": ALLOCATOR,
     "redis_allocator_frag_bytes": ALLOCATOR, "redis_allocator_frag_ratio": ALLOCATOR,
@@ -55,15 +54,6 @@ ABSENT = {
     "redis_replica_partial_resync_denied": REPLICATION,
     "redis_slave_expires_tracked_keys": REPLICATION,
     "redis_mem_clients_slaves": REPLICATION,
-    "redis_rdb_last_bgsave_duration_sec": PERSISTENCE,
-    "redis_rdb_current_bgsave_duration_sec": PERSISTENCE,
-    "redis_rdb_last_cow_size_bytes": PERSISTENCE,
-    "redis_aof_rewrite_scheduled": PERSISTENCE,
-    "redis_aof_last_rewrite_duration_sec": PERSISTENCE,
-    "redis_aof_current_rewrite_duration_sec": PERSISTENCE,
-    "redis_aof_last_cow_size_bytes": PERSISTENCE,
-    "redis_module_fork_in_progress": "modules do not exist here",
-    "redis_module_fork_last_cow_size": "modules do not exist here",
     "redis_latest_fork_seconds": "nothing forks here (snapshots are made in the process)",
     "redis_migrate_cached_sockets_total": "MIGRATE is issue 30 (cluster)",
     "redis_io_threaded_reads_processed": "one event loop: no I/O threads",

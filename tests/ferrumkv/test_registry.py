@@ -15,7 +15,7 @@ from ferrumkv_py.registry import COMMANDS, CommandSpec, command, lookup, unique_
 REDIS_FLAGS = {"write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
                "blocking", "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast",
                "noauth", "may_replicate", "no_mandatory_keys", "no_multi", "movablekeys",
-               "allow_busy"}
+               "allow_busy", "no_async_loading"}
 
 
 def all_specs() -> list[CommandSpec]:

@@ -38,7 +38,8 @@ class Proc:
     def __init__(self, *args: str):
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ferrumkv_py", "--port", str(self.port), *args],
+            [sys.executable, "-m", "ferrumkv_py", "--port", str(self.port), "--save", "",
+             *args],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 30
         while True:
@@ -107,7 +108,7 @@ def test_python_m_and_config_file(tmp_path):
     conf.write_text("maxmemory 1mb\nmaxmemory-policy allkeys-lru\n")
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "ferrumkv_py", str(conf), "--port",
-                             str(port), "--maxmemory", "2mb"], cwd=ROOT,
+                             str(port), "--maxmemory", "2mb", "--save", ""], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 30

@@ -89,7 +89,7 @@ def test_fatal_report_matches_redis_server(confdir, args):
 @pytest.mark.parametrize("args,reason", [
     (["--appendonly", "yes"], b"appendonly yes is not supported: ferrumkv keeps data in "
                               b"memory only"),
-    (["--save", "900", "1"], b"save rules are not supported"),
+    (["--save", "900"], b"Invalid save parameters"),
     (["--litehit-capacities", "x"], b"argument must be up to 64 capacities"),
     (["--litehit-trace-file", "../x"], b"litehit-trace-file can't be a path"),
     (["--bind", ""], b"argument must be one or more addresses"),
