@@ -20,6 +20,7 @@ from typing import Callable
 
 from . import __version__
 from .config import format_memory_human
+from .scripting.engine import info_fields as scripting_info_fields
 
 SECTIONS: dict[str, tuple[Callable, bool]] = {}   # name -> (render, in default INFO)
 TITLES = {"cpu": "CPU"}                            # section headers not just capitalized
@@ -133,6 +134,9 @@ def _memory(server) -> list:
         ("used_memory_rss_human", format_memory_human(rss)),
         ("used_memory_peak", peak),
         ("used_memory_peak_human", format_memory_human(peak)),
+    ]
+    fields += scripting_info_fields(server)      # used_memory_lua ... (scripting/engine.py)
+    fields += [
         ("maxmemory", mm),
         ("maxmemory_human", format_memory_human(mm)),
         ("maxmemory_policy", server.config["maxmemory-policy"]),

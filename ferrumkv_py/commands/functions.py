@@ -116,7 +116,7 @@ def _library_name(code: bytes) -> bytes:
     end = code.find(b"\n")
     first = code[:end] if end >= 0 else code
     parts = first.split()
-    if parts[0] != b"#!lua":
+    if parts[0].lower() != b"#!lua":       # engine names are case-insensitive (#!LUA)
         raise CommandError("Engine '%s' not found" % _s(parts[0][2:]))
     name = None
     for part in parts[1:]:

@@ -19,6 +19,8 @@ Complexity: O(size of the reply) either way.
 
 from __future__ import annotations
 
+import logging
+
 from ..resp import NULL_ARRAY, ErrorReply, Raw, RespSet, Status, Verbatim, encode
 from .scripts import text
 
@@ -91,9 +93,19 @@ class CallError(Exception):
         self.text = text
 
 
+LIBRARY_FAULT = b"ERR internal error in a scripting library"
+
+
 def unwrap(e):
-    """The error text of a CallError that came back from Lua, else None."""
-    return e.text if e.__class__ is CallError else None
+    """The error text of a CallError that came back from Lua; for any other Python
+    exception (a fault in one of the bridges: none is known) a fixed text, logged with
+    its traceback, so no Python text or object reaches a script; else None."""
+    if e.__class__ is CallError:
+        return e.text
+    if isinstance(e, BaseException):
+        logging.getLogger("ferrumkv").error("scripting library fault", exc_info=e)
+        return LIBRARY_FAULT
+    return None
 
 
 class BigNumber(bytes):

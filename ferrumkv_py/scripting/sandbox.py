@@ -53,11 +53,15 @@ local type, error, next, select, tostring, tonumber, rawget, rawset, rawequal =
 local setmetatable, getmetatable, pcall, xpcall, unpack = setmetatable, getmetatable, pcall, xpcall, unpack
 local fmt, concat, gsub, sub, floor = string.format, table.concat, string.gsub, string.sub, math.floor
 local dbg, loadstring, setfenv, newproxy = debug, loadstring, setfenv, newproxy
-local co_create, co_wrap = coroutine.create, coroutine.wrap
+local co_create, co_wrap, co_running = coroutine.create, coroutine.wrap, coroutine.running
 local BOOT = dbg.getinfo(1, 'S').source   -- this chunk: its frames are not the script's
 local HOOK_N = __HOOK_N__
 local pycall, pyhook = py.pcall, py.hook
 local co_yield = coroutine.yield
+local byte = string.byte
+local hookfn             -- the count hook, defined with the protection below
+local threads_made = 0   -- coroutines given a hook since the hook table was last purged
+local killed = false     -- SCRIPT KILL seen: the hook raises the kill error on every line
 
 -- cfunc(f): f behind a C frame.  Redis's API functions are C functions: Lua 5.1 keeps the
 -- script's frame when a script tail-calls one (`return bit.band()`), and luaL_error puts
@@ -66,12 +70,17 @@ local co_yield = coroutine.yield
 -- a userdata whose __call is a coroutine.wrap closure (C): its string errors get the
 -- caller's position from coroutine.wrap, as luaL_error gives them; a table error passes
 -- as it is.  An error ends that coroutine, so a fresh one replaces it first.
+-- Each call sets the count hook on the coroutine it runs in (a Lua 5.1 thread inherits
+-- its creator's C hook but not debug.sethook's Lua function, so without this an API
+-- function's metamethods and loops ran hook-less: no -BUSY, no SCRIPT KILL).
 local function cfunc(f)
   local obj = newproxy(true)
   local mt = getmetatable(obj)
   local function loop(_, ...)
+    dbg.sethook(hookfn, killed and 'l' or '', killed and 0 or HOOK_N)
     local r = {pcall(f, ...)}
     if not r[1] then
+      threads_made = threads_made + 1
       mt.__call = co_wrap(loop)
       error(r[2], 0)
     end
@@ -97,7 +106,6 @@ local math, coroutine = SG.math, SG.coroutine
 
 -- ---- the redis table ----
 local lua_resp = 2                 -- redis.setresp(); reset before each run
-local killed = false
 __REDIS_API__
 
 -- ---- libraries (bit, cjson, cmsgpack, struct): lib_*.py ----
@@ -134,9 +142,18 @@ local function protect(real)
   setmetatable(proxy, {__index = real, __newindex = readonly, __metatable = false})
   return proxy
 end
+-- The wrappers below check their arguments as the C functions they stand for, and raise
+-- with level 2: the error then carries the caller's position (the script's line, none
+-- under a direct pcall), as luaL_argerror does, and never this bootstrap's.
+local function argname(n, i, v) if i > n then return "no value" end return type(v) end
+local function argerror(i, fname, msg, level)
+  error(fmt("bad argument #%d to '%s' (%s)", i, fname, msg), level or 3)
+end
 local function next_(t, k)
   local real = proxies[t]
-  return next(real or t, k)
+  if real then return next(real, k) end
+  if type(t) ~= 'table' then argerror(1, 'next', "table expected, got " .. type(t)) end
+  return next(t, k)
 end
 SG.next = next_
 SG.pairs = function(t)
@@ -161,36 +178,132 @@ SG.pcall = function(...)
 end
 SG.rawget = function(t, k)
   local real = proxies[t]
-  return rawget(real or t, k)
+  if real then return rawget(real, k) end
+  if type(t) ~= 'table' then argerror(1, 'rawget', "table expected, got " .. type(t)) end
+  return rawget(t, k)
 end
 SG.rawset = function(t, k, v)
   if proxies[t] then error("Attempt to modify a readonly table", 0) end
+  if type(t) ~= 'table' then argerror(1, 'rawset', "table expected, got " .. type(t)) end
   return rawset(t, k, v)
 end
 -- userdata here are lupa's Python objects (redis.call, the bridges) and cjson.null: their
 -- metatables are shared by every Python object, so scripts never see them
-SG.getmetatable = function(t)
+SG.getmetatable = function(...)
+  if select('#', ...) == 0 then argerror(1, 'getmetatable', "value expected") end
+  local t = ...
   if type(t) == 'userdata' then return nil end
   return getmetatable(t)
 end
-SG.setmetatable = function(t, m)
+SG.setmetatable = function(...)
+  local n = select('#', ...)
+  local t, m = ...
   if proxies[t] then error("Attempt to modify a readonly table", 0) end
+  if type(t) ~= 'table' then argerror(1, 'setmetatable', "table expected, got " .. argname(n, 1, t)) end
+  if m ~= nil and type(m) ~= 'table' then argerror(2, 'setmetatable', "nil or table expected") end
+  local old = dbg.getmetatable(t)
+  if old and rawget(old, '__metatable') ~= nil then error("cannot change a protected metatable", 2) end
   return setmetatable(t, m)
 end
 local env  -- the protected globals, set below
-SG.loadstring = function(s, name)
-  local f, e = loadstring(s, name)
+-- No binary chunks.  Lua 5.1 loads precompiled bytecode (a chunk starting with ESC, as
+-- string.dump makes) without verifying it; Redis's Lua only parses text, so ESC is an
+-- unexpected symbol.  Parsing ' ' .. chunk gives the parser's own error with the same
+-- chunk name and line: "[string "\27LuaQ"]:1: unexpected symbol near 'char(27)'".
+local function text_only(s)
+  if type(s) == 'string' and byte(s, 1) == 27 then return ' ' .. s end
+  return s
+end
+SG.loadstring = function(...)
+  local n = select('#', ...)
+  local s, name = ...
+  if type(s) ~= 'string' and type(s) ~= 'number' then
+    argerror(1, 'loadstring', "string expected, got " .. argname(n, 1, s))
+  end
+  s = tostring(s)
+  if name == nil then name = s
+  elseif type(name) == 'number' then name = tostring(name)
+  elseif type(name) ~= 'string' then argerror(2, 'loadstring', "string expected, got " .. type(name)) end
+  local f, e = loadstring(text_only(s), name)
   if f then setfenv(f, env) end
   return f, e
 end
-local load_ = load
-SG.load = function(fn, name)
-  local f, e = load_(fn, name)
-  if f then setfenv(f, env) end
-  return f, e
+do
+  local load = load
+  SG.load = function(...)
+    local n = select('#', ...)
+    local fn, name = ...
+    if type(fn) ~= 'function' then
+      argerror(1, 'load', "function expected, got " .. argname(n, 1, fn))
+    end
+    if name ~= nil and type(name) ~= 'string' and type(name) ~= 'number' then
+      argerror(2, 'load', "string expected, got " .. type(name))
+    end
+    local reader
+    do
+      local first = true
+      reader = function()
+        local piece = fn()
+        if first then
+          first = false
+          if type(piece) == 'number' then piece = tostring(piece) end
+          return text_only(piece)
+        end
+        return piece
+      end
+    end
+    local f, e = load(reader, name)
+    if f then setfenv(f, env) end
+    return f, e
+  end
+end
+-- The collector cannot be left stopped or slowed for the next script: a script's
+-- 'stop', 'setpause' and 'setstepmul' last until it ends (after_run restores Lua's
+-- defaults and collects what it left).  Redis keeps them, and steps the collector from C
+-- every 50 scripts.  And a run that leaves the heap past gc_limit_kb is followed by a
+-- full collection, so garbage a script made cannot stay for want of later allocations;
+-- the limit is then twice what survived, and at least GC_FULL_KB.
+local gc = collectgarbage
+local GC_PAUSE, GC_STEPMUL = 200, 200     -- Lua 5.1's LUAI_GCPAUSE and LUAI_GCMUL
+local GC_FULL_KB = 64 * 1024
+local gc_limit_kb = GC_FULL_KB
+local gc_touched = false
+do
+  local collectgarbage = gc
+  local GC_OPTIONS = {stop = true, restart = true, collect = true, count = true, step = true,
+                      setpause = true, setstepmul = true}
+  SG.collectgarbage = function(...)
+    local n = select('#', ...)
+    local opt, arg = ...
+    if opt ~= nil then
+      if type(opt) == 'number' then opt = tostring(opt) end
+      if type(opt) ~= 'string' then argerror(1, 'collectgarbage', "string expected, got " .. type(opt)) end
+      if not GC_OPTIONS[opt] then argerror(1, 'collectgarbage', "invalid option '" .. opt .. "'") end
+    end
+    if arg ~= nil and tonumber(arg) == nil then
+      argerror(2, 'collectgarbage', "number expected, got " .. type(arg))
+    end
+    if opt == 'stop' or opt == 'setpause' or opt == 'setstepmul' then gc_touched = true end
+    local r = collectgarbage(opt, arg)
+    return r
+  end
+end
+local function after_run()
+  if gc_touched then
+    gc_touched = false
+    gc('setpause', GC_PAUSE)
+    gc('setstepmul', GC_STEPMUL)
+    gc('restart')
+    gc('collect')
+  elseif gc('count') > gc_limit_kb then
+    gc('collect')
+  else
+    return
+  end
+  local live = gc('count')
+  gc_limit_kb = live * 2 > GC_FULL_KB and live * 2 or GC_FULL_KB
 end
 local function kill_error() return {err = "ERR Script killed by user with SCRIPT KILL..."} end
-local hookfn
 hookfn = function()
   if killed then
     local where = dbg.getinfo(2, 'S')
@@ -206,11 +319,32 @@ hookfn = function()
   end
 end
 local function sethook_on(co)
-  dbg.sethook(co, hookfn, '', HOOK_N)
+  threads_made = threads_made + 1
+  dbg.sethook(co, hookfn, killed and 'l' or '', killed and 0 or HOOK_N)
   return co
 end
-coroutine.create = function(f) return sethook_on(co_create(f)) end
+local function lua_function(f, fname)
+  if type(f) ~= 'function' or dbg.getinfo(f, 'S').what == 'C' then
+    argerror(1, fname, "Lua function expected", 4)   -- level 4: the wrapper's caller
+  end
+end
+coroutine.create = function(f)
+  lua_function(f, 'create')
+  return sethook_on(co_create(f))
+end
+-- resume sets the hook again: a coroutine a FUNCTION library keeps in an upvalue outlives
+-- the purge of the hook table (purge_hooks) and must not run hook-less after it
+do
+  local resume = coroutine.resume
+  local function pass(...) return ... end
+  coroutine.resume = function(co, ...)
+    if type(co) ~= 'thread' then argerror(1, 'resume', "coroutine expected") end
+    dbg.sethook(co, hookfn, killed and 'l' or '', killed and 0 or HOOK_N)
+    return pass(resume(co, ...))
+  end
+end
 coroutine.wrap = function(f)
+  lua_function(f, 'wrap')
   local co = sethook_on(co_create(f))
   return function(...)
     local r = {coroutine.resume(co, ...)}
@@ -226,6 +360,15 @@ for k, v in next, SG do
 end
 env = protect(real_globals)
 rawset(real_globals, '_G', env)
+-- The string metatable is shared by every string in the VM, the server's own helpers
+-- included: its __index is the sandbox's string table, and getmetatable('') returns a
+-- read-only view of it (Redis marks both read-only), so no script can replace
+-- ('x'):upper() for the scripts of other users.
+do
+  local smt = getmetatable('')
+  smt.__index = proxies[SG.string]
+  smt.__metatable = protect({__index = SG.string})
+end
 setmetatable(real_globals, {__index = function(t, k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
 end})
@@ -248,6 +391,7 @@ local function error_text(e, name)
 end
 
 local function finish(ok, res, proto, name)
+  after_run()
   if not ok then return false, error_text(res, name) end
   if type(res) == 'string' then return true, '$' .. #res .. '\r\n' .. res .. '\r\n' end
   if type(res) == 'table' then
@@ -260,12 +404,28 @@ local function finish(ok, res, proto, name)
   return true, concat(out)
 end
 
+-- debug.sethook keeps each thread's hook function in a registry table keyed by the
+-- thread's address, and never drops the entry of a dead thread: a script making ten
+-- million coroutines would leave ten million entries behind.  So once a run has set
+-- hooks on HOOK_TABLE_PURGE threads, the table is emptied before the next run (the
+-- main thread's hook is set again; each API coroutine sets its own on every call).
+local HOOK_TABLE_PURGE = 64
+local hooktable
+local function purge_hooks()
+  threads_made = 0
+  if hooktable then
+    for k in next, hooktable do hooktable[k] = nil end
+  end
+  dbg.sethook(hookfn, '', HOOK_N)
+end
+
 local function prepare()
   lua_resp = 2
   if killed then
     killed = false
     dbg.sethook(hookfn, '', HOOK_N)   -- back from the line hook of a killed run
   end
+  if threads_made >= HOOK_TABLE_PURGE then purge_hooks() end
 end
 
 -- an EVAL script with KEYS and ARGV as tables (the engine builds them for long calls)
@@ -296,14 +456,14 @@ local function run_function(f, name, proto, keys, argv)
 end
 
 local function compile(body, chunkname)
-  local f, e = loadstring(body, chunkname)
+  local f, e = loadstring(text_only(body), chunkname)
   if not f then return nil, e end
   setfenv(f, env)
   return f, nil
 end
 
 local function compile_in(body, chunkname, fenv)
-  local f, e = loadstring(body, chunkname)
+  local f, e = loadstring(text_only(body), chunkname)
   if not f then return nil, e end
   setfenv(f, fenv)
   return f, nil
@@ -312,8 +472,12 @@ end
 __LOADER__
 
 dbg.sethook(hookfn, '', HOOK_N)
+for _, v in next, dbg.getregistry() do     -- find debug.sethook's table (see purge_hooks)
+  if type(v) == 'table' and rawget(v, (next(v))) == hookfn then hooktable = v end
+end
 
 return {
+  lua_memory = function() return gc('count') end,
   run = run, run_tables = run_tables, run_function = run_function, compile = compile,
   compile_in = compile_in, load_library = load_library, err_table = err_table,
   protect = protect,
@@ -327,6 +491,15 @@ return {
     local t, n = {}, select('#', ...)
     for i = 1, n, 2 do local k, v = select(i, ...); t[k] = v end
     return t
+  end,
+  -- kv_fill(t, k1, v1, ...): a chunk of a big map (Lua's C stack takes ~8000 arguments);
+  -- the key that cannot index a table (nil, NaN), else nil
+  kv_fill = function(t, ...)
+    for i = 1, select('#', ...), 2 do
+      local k, v = select(i, ...)
+      if k == nil then return 'nil' elseif k ~= k then return 'NaN' end
+      t[k] = v
+    end
   end,
   set_from = function(...)
     local t = {}
