@@ -40,6 +40,11 @@ log = logging.getLogger("ferrumkv")
 REDIS_VERSION = "7.0.15"
 REDIS_VERSION_NUM = 0x07000F
 VARARGS_MAX = 200                # KEYS + ARGV passed as Lua arguments; beyond, as tables
+# The Lua heap's bound, checked by the count hook (sandbox.py): past it (after a full
+# collection) the script gets Lua's "not enough memory" instead of growing the process
+# until the OOM killer stops it (a load() reader that never ends took 20 GB).  Redis
+# has no bound; 1 GiB is far above what scripts use (the VM starts at ~0.25 MB).
+LUA_HEAP_LIMIT_BYTES = 1 << 30
 SCRIPT_ENTRY_BYTES = 160         # INFO: a cached script's or function's bookkeeping
 KV_CHUNK = 128                   # keys + values per kv_fill call when a map is unpacked
 # rand48 (Redis rand.c): 48-bit LCG, the state Redis starts from
@@ -84,7 +89,8 @@ class Engine:
             b"st_size": self._struct("size", lambda f, a: [struct_size(f)]),
             b"version": REDIS_VERSION.encode(), b"version_num": REDIS_VERSION_NUM,
         })
-        boot = self.rt.execute(bootstrap_source().encode(), py, name=BOOT_CHUNK)
+        boot = self.rt.execute(bootstrap_source(LUA_HEAP_LIMIT_BYTES).encode(), py,
+                               name=BOOT_CHUNK)
         self.lua = boot
         self._run = boot[b"run"]
         self._run_tables = boot[b"run_tables"]
@@ -175,25 +181,22 @@ class Engine:
     def call(self, *args):
         """redis.call: the reply as a Lua value, or a raised :class:`CallError` (lupa makes
         it a Lua error; the error handler turns it into Redis's error table)."""
+        argv = call_argv(args)
+        n = len(args)
+        # no Lua object may stay reachable from this frame: an error's traceback keeps it,
+        # and lupa binds a Lua object to the thread it came from (a script's coroutine),
+        # which Lua may free first (a use-after-free when the traceback goes)
+        del args
         run = self.run
         if run is None:
             raise CallError(
                 b"ERR redis.call/pcall can only be called inside a script invocation")
-        if not args:
+        if not n:
             raise CallError(
                 b"ERR Please specify at least one argument for this redis lib call")
-        argv = []
-        for a in args:
-            t = a.__class__
-            if t is bytes:
-                argv.append(a)
-            elif t is int:
-                argv.append(b"%d" % a)
-            elif t is float:
-                argv.append(b"%.17g" % a)
-            else:
-                raise CallError(
-                    b"ERR Lua redis lib command arguments must be strings or integers")
+        if argv is None:
+            raise CallError(
+                b"ERR Lua redis lib command arguments must be strings or integers")
         spec = lookup(argv[0])
         n = len(argv)
         if spec is not None and spec.subcommands and n > 1:
@@ -247,12 +250,16 @@ class Engine:
 
     # ---- the small redis.* helpers ----
 
-    def _mp_pack(self, *values) -> bytes:
-        """cmsgpack.pack: the encoding (a kill seen by the busy tick is a Lua error)."""
+    def _mp_pack(self, *values):
+        """cmsgpack.pack: (the encoding, None), or (None, error text) when the busy tick saw
+        a kill.  It never raises: the values are Lua tables bound to the API coroutine
+        (see :meth:`call`), which an error's traceback would keep."""
         try:
-            return msgpack_pack(self.hook, *values)
+            return msgpack_pack(self.hook, *values), None
         except MsgpackError as e:
-            raise CallError(str(e).encode()) from None
+            err = str(e).encode()
+        del values
+        return None, err
 
     def _mp_unpack(self, data: bytes, limit, offset):
         """cmsgpack.unpack*: a table {values=, n=, next=} or {err=}."""
@@ -275,12 +282,13 @@ class Engine:
         return tf({b"values": tf(values), b"n": len(values), b"next": nxt})
 
     def _struct(self, name: str, fn):
-        """A struct.* bridge: {values=, n=} or {err=} (raised by the Lua side).  The
-        arguments after the format come as n and three tables of plain values (types,
-        texts, numbers: lib_struct.Arg)."""
-        def call(fmt, n, types, texts, nums):
+        """A struct.* bridge: {values=, n=} or {err=} (raised by the Lua side).  Each
+        argument after the format comes as three plain values, its type, text and number
+        (lib_struct.Arg): no Lua object reaches Python from the API coroutine."""
+        def call(fmt, *flat):
             tf = self._table_from
-            args = [Arg(text(types[i]), texts[i], nums[i]) for i in range(1, int(n) + 1)]
+            args = [Arg(text(flat[i]), flat[i + 1], flat[i + 2])
+                    for i in range(0, len(flat), 3)]
             try:
                 values = fn(fmt, args)
             except StructError as e:
@@ -294,7 +302,8 @@ class Engine:
         return self.functions.register(*args)
 
     def _log(self, level: int, message: bytes) -> None:
-        py_level = (logging.DEBUG, logging.INFO, logging.WARNING - 5, logging.WARNING)[level]
+        py_level = (logging.DEBUG, logging.INFO, logging.WARNING - 5,
+                    logging.WARNING)[int(level)]
         log.log(py_level, "%s", text(message))
 
     def _setresp(self, resp: int) -> None:
@@ -382,6 +391,23 @@ class Engine:
         if not is_eval and run.is_eval:
             raise CommandError(errors.BUSY_EVAL)
         run.killed = True
+
+
+def call_argv(args: tuple) -> list | None:
+    """redis.call's arguments as bytes (Lua strings, numbers as integers or %.17g), or None
+    when one is of another type."""
+    argv = []
+    for a in args:
+        t = a.__class__
+        if t is bytes:
+            argv.append(a)
+        elif t is int:
+            argv.append(b"%d" % a)
+        elif t is float:
+            argv.append(b"%.17g" % a)
+        else:
+            return None
+    return argv
 
 
 def info_rows(vm: int, scripts: int, nscripts: int, nfuncs: int, nlibs: int,

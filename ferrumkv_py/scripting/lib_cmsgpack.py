@@ -229,7 +229,9 @@ cmsgpack.pack = cfunc(function(...)
   if select('#', ...) == 0 then
     error("bad argument #0 to 'pack' (MessagePack pack needs input.)", 0)
   end
-  return py.mp_pack(...)   -- lupa's keys()/items() walk tables raw (lua_next)
+  local s, e = py.mp_pack(...)   -- lupa's keys()/items() walk tables raw (lua_next)
+  if e then error(e, 0) end
+  return s
 end)
 -- luaL_optinteger: nil is the default, a number is truncated, anything else is an error
 local function int_arg(v, i, fname)

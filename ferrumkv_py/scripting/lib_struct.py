@@ -220,17 +220,18 @@ local function struct_call(fname, pyf, ...)
   end
   -- the arguments go to Python as their type, text and number: never a Lua object, so
   -- no metamethod of the script's (__tostring, __index) runs outside the count hook
-  local args, types, texts, nums = {...}, {}, {}, {}
+  local args, flat, j = {...}, {}, 0
   for i = 2, n do
     local v = args[i]
     local t = type(v)
-    types[i - 1] = t
+    flat[j + 1] = t
     if t == 'string' or t == 'number' then
-      texts[i - 1] = tostring(v)
-      nums[i - 1] = tonumber(v)
+      flat[j + 2] = tostring(v)
+      flat[j + 3] = tonumber(v)
     end
+    j = j + 3
   end
-  local r = pyf(fmt, n - 1, types, texts, nums)
+  local r = pyf(fmt, unpack(flat, 1, j))
   if r.err then error(r.err, 0) end
   return unpack(r.values, 1, r.n)
 end

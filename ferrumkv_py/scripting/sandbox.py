@@ -73,12 +73,15 @@ local killed = false     -- SCRIPT KILL seen: the hook raises the kill error on 
 -- Each call sets the count hook on the coroutine it runs in (a Lua 5.1 thread inherits
 -- its creator's C hook but not debug.sethook's Lua function, so without this an API
 -- function's metamethods and loops ran hook-less: no -BUSY, no SCRIPT KILL).
+local cfuncs = setmetatable({}, {__mode = 'k'})     -- the objects cfunc made
 local function cfunc(f)
   local obj = newproxy(true)
+  cfuncs[obj] = true
   local mt = getmetatable(obj)
   local function loop(_, ...)
-    dbg.sethook(hookfn, killed and 'l' or '', killed and 0 or HOOK_N)
+    dbg.sethook(hookfn, killed and 'l' or '', killed and 1 or HOOK_N)
     local r = {pcall(f, ...)}
+    if killed then r = {false, {err = "ERR Script killed by user with SCRIPT KILL..."}} end
     if not r[1] then
       threads_made = threads_made + 1
       mt.__call = co_wrap(loop)
@@ -147,7 +150,10 @@ end
 -- under a direct pcall), as luaL_argerror does, and never this bootstrap's.
 local function argname(n, i, v) if i > n then return "no value" end return type(v) end
 local function argerror(i, fname, msg, level)
-  error(fmt("bad argument #%d to '%s' (%s)", i, fname, msg), level or 3)
+  level = level or 3
+  local caller = dbg.getinfo(level, 'S')        -- called from C (pcall): no name, as Lua
+  if caller and caller.what == 'C' then fname = '?' end
+  error(fmt("bad argument #%d to '%s' (%s)", i, fname, msg), level)
 end
 local function next_(t, k)
   local real = proxies[t]
@@ -170,11 +176,23 @@ SG.pcall = function(...)
   local function keep(...) r = {n = select('#', ...), ...} end
   keep(pcall(...))
   if not r[1] then r[2] = call_error(r[2]) or r[2] end
+  -- a C function that pcall calls directly has no name in its argument errors
+  if not r[1] and cfuncs[(...)] and type(r[2]) == 'string' then
+    r[2] = gsub(r[2], "^(bad argument #%d+ to )'[%w_]*'", "%1'?'", 1)
+  end
   if not r[1] and type(r[2]) == 'table' then
     local m = r[2].err
     if type(m) == 'string' or type(m) == 'number' then r[2] = m end
   end
   return unpack(r, 1, r.n)
+end
+-- xpcall's handler gets a redis.call error as Redis's table, never the Python exception
+-- lupa raised it as (no Python object is reachable from a script)
+SG.xpcall = function(...)
+  local n = select('#', ...)
+  local f, h = ...
+  if n < 2 then argerror(2, 'xpcall', "value expected") end
+  return xpcall(f, function(e) return h(call_error(e) or e) end)
 end
 SG.rawget = function(t, k)
   local real = proxies[t]
@@ -192,7 +210,7 @@ end
 SG.getmetatable = function(...)
   if select('#', ...) == 0 then argerror(1, 'getmetatable', "value expected") end
   local t = ...
-  if type(t) == 'userdata' then return nil end
+  if type(t) == 'userdata' or proxies[t] then return nil end   -- as a read-only table's
   return getmetatable(t)
 end
 SG.setmetatable = function(...)
@@ -254,7 +272,7 @@ do
     end
     local f, e = load(reader, name)
     if f then setfenv(f, env) end
-    return f, e
+    return f, call_error(e) or e
   end
 end
 -- The collector cannot be left stopped or slowed for the next script: a script's
@@ -267,6 +285,8 @@ local gc = collectgarbage
 local GC_PAUSE, GC_STEPMUL = 200, 200     -- Lua 5.1's LUAI_GCPAUSE and LUAI_GCMUL
 local GC_FULL_KB = 64 * 1024
 local gc_limit_kb = GC_FULL_KB
+local HEAP_LIMIT_KB = __HEAP_LIMIT_KB__
+if gc_limit_kb > HEAP_LIMIT_KB / 2 then gc_limit_kb = HEAP_LIMIT_KB / 2 end
 local gc_touched = false
 do
   local collectgarbage = gc
@@ -302,25 +322,38 @@ local function after_run()
   end
   local live = gc('count')
   gc_limit_kb = live * 2 > GC_FULL_KB and live * 2 or GC_FULL_KB
+  if gc_limit_kb > HEAP_LIMIT_KB / 2 then gc_limit_kb = HEAP_LIMIT_KB / 2 end
 end
 local function kill_error() return {err = "ERR Script killed by user with SCRIPT KILL..."} end
 hookfn = function()
+  -- the heap bound (engine.LUA_HEAP_LIMIT_BYTES): checked here, not by the allocator, as
+  -- an allocation failing outside a protected call (lupa's table_from, luaL_ref) is a
+  -- Lua panic that ends the process.  A single C call (string.rep) can pass it before
+  -- the next hook.
+  if gc('count') > HEAP_LIMIT_KB then
+    gc('collect')
+    if gc('count') > HEAP_LIMIT_KB then
+      local where = dbg.getinfo(2, 'S')
+      if not (where and where.source == BOOT) then error("not enough memory", 0) end
+    end
+  end
   if killed then
     local where = dbg.getinfo(2, 'S')
     if where and where.source == BOOT then return end   -- only the script's own lines
     error(kill_error())
   end
   if pyhook() then
-    -- from now on the hook fires on every line, so a pcall that catches the kill error
-    -- is left by the next line (Redis switches to LUA_MASKLINE the same way)
+    -- from now on the hook fires on every line and instruction of this thread, so a
+    -- pcall that catches the kill error is left at once (Redis switches to LUA_MASKLINE);
+    -- coroutine.resume and the API functions raise it again in the thread they return to
     killed = true
-    dbg.sethook(hookfn, 'l')
+    dbg.sethook(hookfn, 'l', 1)
     error(kill_error())
   end
 end
 local function sethook_on(co)
   threads_made = threads_made + 1
-  dbg.sethook(co, hookfn, killed and 'l' or '', killed and 0 or HOOK_N)
+  dbg.sethook(co, hookfn, killed and 'l' or '', killed and 1 or HOOK_N)
   return co
 end
 local function lua_function(f, fname)
@@ -336,10 +369,18 @@ end
 -- the purge of the hook table (purge_hooks) and must not run hook-less after it
 do
   local resume = coroutine.resume
-  local function pass(...) return ... end
+  -- pass the results on, unless the run was killed meanwhile: then the kill error, here
+  local function pass(ok, ...)
+    if killed then
+      dbg.sethook(hookfn, 'l', 1)
+      error(kill_error())
+    end
+    if not ok then return ok, call_error((...)) or ... end   -- as xpcall's handler
+    return ok, ...
+  end
   coroutine.resume = function(co, ...)
     if type(co) ~= 'thread' then argerror(1, 'resume', "coroutine expected") end
-    dbg.sethook(co, hookfn, killed and 'l' or '', killed and 0 or HOOK_N)
+    dbg.sethook(co, hookfn, killed and 'l' or '', killed and 1 or HOOK_N)
     return pass(resume(co, ...))
   end
 end
@@ -511,11 +552,12 @@ return {
 """
 
 
-def bootstrap_source() -> str:
+def bootstrap_source(heap_limit_bytes: int) -> str:
     """The bootstrap with its pieces and constants filled in."""
     libs = "\n" + lib_bit.LUA + lib_cjson.LUA + lib_cmsgpack.LUA + lib_struct.LUA
     return (BOOTSTRAP.replace("__LUA_TO_RESP__\n", LUA_TO_RESP[1:])
             .replace("__REDIS_API__\n", REDIS_API[1:])
             .replace("__LOADER__", LOADER[1:-1])
             .replace("__LIBS__", libs).replace("__BOOT__", BOOT_CHUNK)
-            .replace("__HOOK_N__", str(HOOK_INSTRUCTIONS)))
+            .replace("__HOOK_N__", str(HOOK_INSTRUCTIONS))
+            .replace("__HEAP_LIMIT_KB__", str(heap_limit_bytes // 1024)))
