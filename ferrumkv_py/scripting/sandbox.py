@@ -28,11 +28,67 @@ script sees:
   library loader (``loader.py``, at ``__LOADER__``): pieces of this one chunk, so they
   share its locals.
 
-The instruction-count hook (``install_hook``) calls ``py.hook`` every
-``HOOK_INSTRUCTIONS`` VM instructions; the engine answers other clients from there while a
-script is busy and returns true once the script must die (SCRIPT KILL, shutdown); the hook
-then raises the kill error on every line, so a ``pcall`` in the script cannot swallow it.
-Coroutines created by scripts get the same hook.
+The instruction-count hook (``hookfn``) calls ``py.hook`` every ``HOOK_INSTRUCTIONS`` VM
+instructions; the engine answers other clients from there while a script is busy and
+returns true once the script must die (SCRIPT KILL, shutdown); the hook then raises the
+kill error on every line and instruction, so a ``pcall`` in the script cannot swallow it.
+
+**The sandbox's guarantees** (issue 26), each with the test that holds it
+(``tests/ferrumkv/test_sandbox.py`` unless named; ``SANDBOX`` in test_scripting_diff.py
+compares the texts with redis-server 7.0.15 byte for byte):
+
+1. No binary chunk is loaded anywhere: EVAL bodies, ``loadstring``, ``load`` readers and
+   FUNCTION LOAD parse text only (``text_only``), with Lua's parser error for ESC, as
+   Redis's Lua, which has no undump.  Lua 5.1 has no bytecode verifier: a crafted chunk
+   reads and writes the heap.  (test_binary_chunks_refused_everywhere)
+2. While a FUNCTION library's code runs, its only global is the small ``redis`` table
+   (Redis 7.0.15's load-time globals): no coroutine exists to call register_function
+   from.  (test_function_load_sees_only_redis)
+3. Every library table, ``_G`` and the string metatable are read-only: proxies for the
+   tables, and ``getmetatable('')`` is a read-only view whose ``__index`` is the sandbox's
+   ``string`` (the real metatable points at the hidden copy), so no user can change
+   ``('x'):upper()`` for another user's scripts or the server's helpers.
+   (test_string_metatable_read_only_across_acl_users)
+4. The count hook runs in every thread a script reaches: the main thread, each coroutine
+   (set on create and again on every resume), each API function's coroutine (``cfunc``,
+   set on every call); a kill is raised again in the thread a coroutine returns to.
+   Python never calls a script's metamethod: struct takes its arguments as plain values,
+   cmsgpack reads tables raw (lua_next, present keys only), and Python's long loops
+   (cmsgpack) call the busy hook every 4096 values.  (test_metamethods_never_run_from_python,
+   test_busy_and_kill_inside_library_calls, test_coroutine_kept_by_a_library_stays_hooked)
+5. No state is left for the next script: globals cannot be written, the collector's
+   ``stop`` / ``setpause`` / ``setstepmul`` are undone after the run (with a full
+   collection), a run leaving the heap past its limit is collected, debug.sethook's
+   per-thread table is purged, ``redis.setresp`` and the kill flag are reset; the registry
+   is out of reach (no ``debug``).  (test_collector_cannot_be_left_stopped,
+   test_globals_and_registry_do_not_leak)
+6. The heap is bounded: past ``engine.LUA_HEAP_LIMIT_BYTES`` (after a full collection) the
+   count hook raises ``not enough memory``.  (test_lua_heap_is_bounded)  INFO memory
+   reports it (``used_memory_lua`` and the other 7.0 fields).
+   (test_info_memory_script_fields)
+7. No Python object or text reaches a script: a redis.call error is Redis's error table
+   for pcall, xpcall handlers and coroutine.resume alike; a fault in a bridge is a fixed
+   text (``replies.LIBRARY_FAULT``, logged); library errors are the C libraries' texts.
+   (test_library_errors_are_lua_texts, test_no_python_text_from_hostile_library_calls,
+   test_redis_log_writes_the_log)
+8. All of it under hostile input: test_fuzz_hostile_scripts (seeded, 20 s): the server
+   process never dies, another client is answered after every script and while one is
+   busy, a probe finds a clean sandbox after every script.
+
+**What lupa over stock Lua 5.1 cannot give, and what was chosen instead.**  Redis patches
+Lua with a read-only flag on tables; stock 5.1 has none, so protected tables are proxies
+(rawget / rawset / next / setmetatable know them).  lupa binds each Lua object it hands to
+Python to the thread it came from, and Lua frees a collected coroutine with its stack: a
+Lua object created in a coroutine and kept by Python (a registered callback, a traceback
+holding an argument) is a use-after-free (reproduced: a segfault).  So no Lua object
+crosses to Python from a coroutine except for the length of one call: callbacks are
+registered from the main thread only (guarantee 2, and register_function refuses a
+coroutine), and the bridges keep no argument in an error's frame.  lupa's ``max_memory``
+bounds the heap in the allocator, but an allocation failing in one of lupa's unprotected
+API calls is a Lua panic that ends the process, so the bound is checked by the count hook
+instead (a single C call such as ``string.rep`` can pass it before the next hook).  One VM
+serves EVAL and FUNCTION (Redis has one each): a library cannot see EVAL's globals nor
+write its own, so the sharing is not observable by scripts.
 """
 
 from __future__ import annotations
