@@ -201,6 +201,7 @@ local function protect(real)
   setmetatable(proxy, {__index = real, __newindex = readonly, __metatable = false})
   return proxy
 end
+local real_globals_, G_MT_VIEW   -- the globals and a read-only view of their metatable
 -- The wrappers below check their arguments as the C functions they stand for, and raise
 -- with level 2: the error then carries the caller's position (the script's line, none
 -- under a direct pcall), as luaL_argerror does, and never this bootstrap's.
@@ -266,7 +267,12 @@ end
 SG.getmetatable = function(...)
   if select('#', ...) == 0 then argerror(1, 'getmetatable', "value expected") end
   local t = ...
-  if type(t) == 'userdata' or proxies[t] then return nil end   -- as a read-only table's
+  if type(t) == 'userdata' then return nil end
+  local real = proxies[t]
+  if real then      -- a read-only table: _G has Redis's protecting metatable, others none
+    if real == real_globals_ then return G_MT_VIEW end
+    return nil
+  end
   return getmetatable(t)
 end
 SG.setmetatable = function(...)
@@ -457,6 +463,7 @@ for k, v in next, SG do
 end
 env = protect(real_globals)
 rawset(real_globals, '_G', env)
+real_globals_ = real_globals
 -- The string metatable is shared by every string in the VM, the server's own helpers
 -- included: its __index is the sandbox's string table, and getmetatable('') returns a
 -- read-only view of it (Redis marks both read-only), so no script can replace
@@ -469,6 +476,7 @@ end
 setmetatable(real_globals, {__index = function(t, k)
   error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
 end})
+G_MT_VIEW = protect({__index = getmetatable(real_globals).__index, __newindex = readonly})
 
 __LUA_TO_RESP__
 

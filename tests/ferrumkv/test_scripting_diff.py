@@ -226,6 +226,9 @@ SANDBOX = [
     ("EVAL", "return {pcall(rawget, 1)}", "0"),
     ("EVAL", "return {pcall(next, 1)}", "0"),
     ("EVAL", "setmetatable(setmetatable({}, {__metatable = 1}), {})", "0"),
+    ("EVAL", "local g = getmetatable(_G) g.__index = {}", "0"),
+    ("EVAL", "return type(getmetatable(_G))", "0"),
+    ("EVAL", "setmetatable(_G, {})", "0"),
     ("FUNCTION", "LOAD", b"#!lua name=sdbin\n\x1bLuaQ\x00"),
     ("FUNCTION", "LOAD", "#!lua name=sdco\nlocal co = coroutine.wrap(function() "
                          "redis.register_function('f', function() return 1 end) end) co()"),
