@@ -111,7 +111,9 @@ local function load_library(body)
     error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
   end, __newindex = readonly, __metatable = false})
   killed = false
+  running = true
   local ok, res = xpcall(f, handler)
+  running = false
   loading = nil
   if ok then return true, nil end
   if type(res) == 'table' and type(rawget(res, 'err')) == 'string' then

@@ -116,6 +116,8 @@ local pycall, pyhook = py.pcall, py.hook
 local co_yield = coroutine.yield
 local byte = string.byte
 local hookfn             -- the count hook, defined with the protection below
+local running = false    -- inside a script's (or a library load's) xpcall
+local in_helper = false  -- inside a reply helper Python called (see `helper`)
 local threads_made = 0   -- coroutines given a hook since the hook table was last purged
 local killed = false     -- SCRIPT KILL seen: the hook raises the kill error on every line
 
@@ -174,6 +176,7 @@ end
 
 -- ---- the error handler ----
 local function handler(err)
+  running = false          -- the run is over: the hook raises nothing from here on
   local level = 2
   local i = dbg.getinfo(level, 'nSl')
   while i and (i.what == 'C' or i.source == BOOT) do
@@ -388,30 +391,26 @@ local function after_run()
 end
 local function kill_error() return {err = "ERR Script killed by user with SCRIPT KILL..."} end
 hookfn = function()
+  -- errors are raised only while a script runs (inside its xpcall: its frames and the
+  -- libraries it called), never in the reply helpers Python calls in the middle of
+  -- redis.call (a Lua error there would become a Python one) nor after the run
+  local in_boot = not running or in_helper
   -- the heap bound (engine.LUA_HEAP_LIMIT_BYTES): checked here, not by the allocator, as
   -- an allocation failing outside a protected call (lupa's table_from, luaL_ref) is a
   -- Lua panic that ends the process.  A single C call (string.rep) can pass it before
   -- the next hook.
   if gc('count') > HEAP_LIMIT_KB then
     gc('collect')
-    if gc('count') > HEAP_LIMIT_KB then
-      local where = dbg.getinfo(2, 'S')
-      if not (where and where.source == BOOT) then error("not enough memory", 0) end
-    end
+    if gc('count') > HEAP_LIMIT_KB and not in_boot then error("not enough memory", 0) end
   end
-  if killed then
-    local where = dbg.getinfo(2, 'S')
-    if where and where.source == BOOT then return end   -- only the script's own lines
-    error(kill_error())
-  end
-  if pyhook() then
+  if not killed and pyhook() then
     -- from now on the hook fires on every line and instruction of this thread, so a
     -- pcall that catches the kill error is left at once (Redis switches to LUA_MASKLINE);
     -- coroutine.resume and the API functions raise it again in the thread they return to
     killed = true
     dbg.sethook(hookfn, 'l', 1)
-    error(kill_error())
   end
+  if killed and not in_boot then error(kill_error()) end
 end
 local function sethook_on(co)
   threads_made = threads_made + 1
@@ -526,6 +525,7 @@ end
 
 local function prepare()
   lua_resp = 2
+  in_helper = false
   if killed then
     killed = false
     dbg.sethook(hookfn, '', HOOK_N)   -- back from the line hook of a killed run
@@ -538,7 +538,9 @@ local function run_tables(f, name, proto, keys, argv)
   rawset(real_globals, 'KEYS', keys)
   rawset(real_globals, 'ARGV', argv)
   prepare()
+  running = true
   local ok, res = xpcall(f, handler)
+  running = false
   return finish(ok, res, proto, name)
 end
 
@@ -556,7 +558,9 @@ end
 -- a function library's callback: fn(keys, args)
 local function run_function(f, name, proto, keys, argv)
   prepare()
+  running = true
   local ok, res = xpcall(function() return f(keys, argv) end, handler)
+  running = false
   return finish(ok, res, proto, name)
 end
 
@@ -581,7 +585,18 @@ for _, v in next, dbg.getregistry() do     -- find debug.sethook's table (see pu
   if type(v) == 'table' and rawget(v, (next(v))) == hookfn then hooktable = v end
 end
 
-return {
+-- helper(f): f for Python to call while a script runs (reply tables); the hook raises
+-- nothing inside it
+local function helper(f)
+  return function(...)
+    in_helper = true
+    local r = f(...)
+    in_helper = false
+    return r
+  end
+end
+
+local exports = {
   lua_memory = function() return gc('count') end,
   run = run, run_tables = run_tables, run_function = run_function, compile = compile,
   compile_in = compile_in, load_library = load_library, err_table = err_table,
@@ -611,8 +626,13 @@ return {
     for i = 1, select('#', ...) do t[(select(i, ...))] = true end
     return t
   end,
-  call_lua = function(f, ...) return pcall(f, ...) end,
 }
+local ENTRY = {lua_memory = true, run = true, run_tables = true, run_function = true,
+               compile = true, compile_in = true, load_library = true, protect = true}
+for k, f in next, exports do
+  if not ENTRY[k] then exports[k] = helper(f) end
+end
+return exports
 """
 
 

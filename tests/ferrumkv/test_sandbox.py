@@ -238,6 +238,16 @@ def test_busy_and_kill_inside_library_calls(script):
         assert proc.poll() is None
 
 
+def test_kill_during_redis_call_is_the_kill_error():
+    """A kill seen while redis.call builds its reply (the hook fires in the reply helpers
+    Python calls) ends the script with the kill error, not a library fault (unit/scripting
+    'Timedout script does not cause a false dead client' got the fault on its 2nd run)."""
+    with server_process("--busy-reply-threshold", str(BUSY_MS)) as (port, proc):
+        for _ in range(6):
+            err = busy_then_kill(port, "while 1 do redis.call('ping') end")
+            assert str(err).startswith("Script killed by user with SCRIPT KILL..."), err
+
+
 def test_coroutine_kept_by_a_library_stays_hooked():
     """debug.sethook's table is purged after runs that made many coroutines; a coroutine a
     FUNCTION library keeps in an upvalue is hooked again on its next resume."""
