@@ -31,7 +31,7 @@ from .busy import serve_others
 from .lib_bit import bit_op, bit_tohex
 from .lib_cmsgpack import MsgpackError, msgpack_pack, msgpack_unpack
 from .lib_struct import Arg, StructError, struct_pack, struct_size, struct_unpack
-from .replies import CallError, LuaReplies, unwrap
+from .replies import CallError, Denied, LuaReplies, unwrap
 from .sandbox import BOOT_CHUNK, bootstrap_source
 from .scripts import Run, Script, ScriptClient, parse_shebang, sha1hex, text
 
@@ -72,7 +72,7 @@ class Engine:
     def reset(self) -> None:
         """A fresh VM (SCRIPT FLUSH): every compiled script and function is dropped."""
         def deny(obj, attr, is_setting):
-            raise AttributeError("access denied")
+            raise Denied()
         self.rt = lua51.LuaRuntime(encoding=None, unpack_returned_tuples=True,
                                    register_eval=False, register_builtins=False,
                                    attribute_filter=deny)

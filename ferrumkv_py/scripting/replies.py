@@ -94,6 +94,12 @@ class CallError(Exception):
 
 
 LIBRARY_FAULT = b"ERR internal error in a scripting library"
+INDEX_FUNCTION = b"ERR attempt to index a function value"
+
+
+class Denied(AttributeError):
+    """A script indexed redis.call (a Python object under lupa): lupa's attribute filter
+    raises this; the script sees Lua's text for indexing a function."""
 
 
 def unwrap(e):
@@ -102,6 +108,8 @@ def unwrap(e):
     its traceback, so no Python text or object reaches a script; else None."""
     if e.__class__ is CallError:
         return e.text
+    if e.__class__ is Denied:
+        return INDEX_FUNCTION
     if isinstance(e, BaseException):
         logging.getLogger("ferrumkv").error("scripting library fault", exc_info=e)
         return LIBRARY_FAULT

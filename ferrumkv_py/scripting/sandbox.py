@@ -254,6 +254,18 @@ SG.xpcall = function(...)
   if n < 2 then argerror(2, 'xpcall', "value expected") end
   return xpcall(f, function(e) return h(call_error(e) or e) end)
 end
+-- redis.call is lupa's wrapper of a Python method: tostring shows it as a function, never
+-- Python's repr
+do
+  local tostring, CALL_TEXT = tostring, tostring(function() end)
+  SG.tostring = function(...)
+    if select('#', ...) == 0 then argerror(1, 'tostring', "value expected") end
+    local v = ...
+    if v == py.call then return CALL_TEXT end
+    local s = tostring(v)
+    return s
+  end
+end
 SG.rawget = function(t, k)
   local real = proxies[t]
   if real then return rawget(real, k) end

@@ -33,7 +33,7 @@ FUZZ_BUDGET_S = 20           # the fuzz run's time budget
 FUZZ_SEED = 26               # the fuzz generator's seed (issue 26)
 PY_MARKERS = (b"Traceback", b"lupa", b"<python>", b"object is not", b"_LuaTable",
               b"_LuaObject", b"LuaError", b"bytes-like", b"internal error in a scripting",
-              b"argument must be", b"NoneType")
+              b"argument must be", b"NoneType", b"bound method", b"ferrumkv_py")
 
 
 @contextlib.contextmanager
@@ -369,13 +369,18 @@ def test_no_python_text_from_hostile_library_calls(r2):
              "cjson.encode(setmetatable({}, {__index = function() error('x') end}))",
              "cjson.decode(string.rep('[', 2000))", "redis.call('ping', {})",
              "redis.pcall(setmetatable({}, {__tostring = function() return 'x' end}))",
-             "redis.error_reply(setmetatable({}, {}))", "redis.breakpoint(print)"]
+             "redis.error_reply(setmetatable({}, {}))", "redis.breakpoint(print)",
+             "tostring(redis.call)", "redis.call.__class__", "redis.call.x",
+             "tostring(select(2, pcall(redis.call, 'nosuch')))"]
     for call in calls:
         reply = r2.execute_command("EVAL", "return {pcall(function() return %s end)}" % call,
                                    0)
         flat = repr(reply).encode()
         assert not any(m in flat for m in PY_MARKERS), (call, reply)
     assert r2.ping()
+    assert r2.eval("return tostring(redis.call)", 0).startswith(b"function: ")
+    assert r2.eval("return {pcall(function() return redis.call.x end)}", 0) == \
+        [None, b"ERR attempt to index a function value"]
 
 
 # ---- INFO memory: the 7.0 script fields ----
