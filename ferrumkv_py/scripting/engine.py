@@ -45,6 +45,7 @@ VARARGS_MAX = 200                # KEYS + ARGV passed as Lua arguments; beyond, 
 # until the OOM killer stops it (a load() reader that never ends took 20 GB).  Redis
 # has no bound; 1 GiB is far above what scripts use (the VM starts at ~0.25 MB).
 LUA_HEAP_LIMIT_BYTES = 1 << 30
+LOAD_TIMEOUT_MS = 500            # a FUNCTION LOAD's code (Redis's LOAD_TIMEOUT_MS)
 SCRIPT_ENTRY_BYTES = 160         # INFO: a cached script's or function's bookkeeping
 KV_CHUNK = 128                   # keys + values per kv_fill call when a map is unpacked
 # rand48 (Redis rand.c): 48-bit LCG, the state Redis starts from
@@ -65,6 +66,7 @@ class Engine:
         self.rand_state = RAND48_INIT
         self.scripts: dict[bytes, Script] = {}
         self.functions = None       # functions.Libraries, set by commands/functions.py
+        self.load_deadline = None   # monotonic time a FUNCTION LOAD's code must end by
         self.reset()
 
     # ---- the VM ----
@@ -355,10 +357,14 @@ class Engine:
 
     # ---- busy scripts ----
 
-    def hook(self) -> bool:
-        """The count hook: serve others once busy; True when the script must stop."""
+    def hook(self):
+        """The count hook: serve others once busy; True when the script must stop, 2 when
+        a FUNCTION LOAD has run past LOAD_TIMEOUT_MS (its code must only register)."""
         run = self.run
         if run is None:
+            deadline = self.load_deadline
+            if deadline is not None and time.monotonic() > deadline:
+                return 2
             return False
         server = self.server
         if not run.busy:

@@ -220,7 +220,10 @@ local function after_run()
   gc_limit_kb = live * 2 > GC_FULL_KB and live * 2 or GC_FULL_KB
   if gc_limit_kb > HEAP_LIMIT_KB / 2 then gc_limit_kb = HEAP_LIMIT_KB / 2 end
 end
-local function kill_error() return {err = "ERR Script killed by user with SCRIPT KILL..."} end
+local KILLED_TEXT = "ERR Script killed by user with SCRIPT KILL..."
+local kill_text = KILLED_TEXT     -- or LOAD_TIMEOUT_TEXT when a library's load ran too long
+local LOAD_TIMEOUT_TEXT = "ERR FUNCTION LOAD timeout"
+local function kill_error() return {err = kill_text} end
 hookfn = function()
   -- errors are raised only while a script runs (inside its xpcall: its frames and the
   -- libraries it called), never in the reply helpers Python calls in the middle of
@@ -234,7 +237,11 @@ hookfn = function()
     gc('collect')
     if gc('count') > HEAP_LIMIT_KB and not in_boot then error("not enough memory", 0) end
   end
-  if not killed and pyhook() then
+  local stop = not killed and pyhook()
+  if stop then
+    -- py.hook: true to kill the run (SCRIPT KILL, shutdown), 2 when a FUNCTION LOAD has
+    -- run past its 500 ms (Redis's luaEngineLoadHook)
+    kill_text = stop == 2 and LOAD_TIMEOUT_TEXT or KILLED_TEXT
     -- from now on the hook fires on every line and instruction of this thread, so a
     -- pcall that catches the kill error is left at once (Redis switches to LUA_MASKLINE);
     -- coroutine.resume and the API functions raise it again in the thread they return to

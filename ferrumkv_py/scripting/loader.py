@@ -111,6 +111,7 @@ local function load_library(body)
     error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
   end, __newindex = readonly, __metatable = false})
   killed = false
+  dbg.sethook(hookfn, '', HOOK_N)   -- back from the line hook of a killed run
   running = true
   local ok, res = xpcall(f, handler)
   running = false

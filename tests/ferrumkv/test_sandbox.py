@@ -498,3 +498,21 @@ def test_fuzz_hostile_scripts():
         assert c.info("memory")["used_memory_lua"] < 64 * 1024 * 1024
         c.close()
         other.close()
+
+
+def test_function_load_that_never_ends_times_out():
+    """A library's code runs under Redis's 500 ms load timeout: an endless loop at FUNCTION
+    LOAD froze the server for good (no -BUSY, nothing to kill it with)."""
+    with server_process() as (port, proc):
+        c = client(port)
+        for body in ("local a = 1\nwhile 1 do a = a + 1 end",
+                     "local function f() while 1 do end end\nf()"):
+            with pytest.raises(redis.ResponseError) as e:
+                c.execute_command("FUNCTION", "LOAD", "#!lua name=endless\n" + body)
+            assert str(e.value) == "Error registering functions: ERR FUNCTION LOAD timeout"
+        assert c.execute_command("FUNCTION", "LIST") == []
+        c.execute_command("FUNCTION", "LOAD", PLAIN_LIB)
+        assert c.fcall("plainfn", 0) == 7
+        assert c.eval("return 1", 0) == 1      # the next run is not left killed
+        assert proc.poll() is None
+        c.close()

@@ -235,6 +235,7 @@ SANDBOX = [
     ("FUNCTION", "LOAD", "#!lua name=sdstr\nlocal d = string.dump"),
     ("FUNCTION", "LOAD", "#!lua name=sdtype\nreturn type(1)"),
     ("FUNCTION", "LOAD", "#!lua name=sdmt\ngetmetatable('').__index.upper = 1"),
+    ("FUNCTION", "LOAD", "#!lua name=sdloop\nlocal a = 1\nwhile 1 do a = a + 1 end"),
 ]
 
 
