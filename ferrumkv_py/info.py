@@ -20,6 +20,7 @@ from typing import Callable
 
 from . import __version__, memory
 from .config import format_memory_human
+from .scripting.engine import info_fields as scripting_info_fields
 
 SECTIONS: dict[str, tuple[Callable, bool]] = {}   # name -> (render, in default INFO)
 TITLES = {"cpu": "CPU"}                            # section headers not just capitalized
@@ -201,6 +202,9 @@ def _memory(server) -> list:
         ("rss_baseline_human", format_memory_human(o["baseline"])),
         ("total_system_memory", system),
         ("total_system_memory_human", format_memory_human(system)),
+    ]
+    fields += scripting_info_fields(server)      # used_memory_lua ... (scripting/engine.py)
+    fields += [
         ("maxmemory", mm),
         ("maxmemory_human", format_memory_human(mm)),
         ("maxmemory_policy", server.config["maxmemory-policy"]),

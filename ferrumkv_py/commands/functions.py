@@ -15,12 +15,14 @@ Complexity: LOAD O(code), FCALL O(1) plus the function, LIST O(functions).
 from __future__ import annotations
 
 import re
+import time
 
 from .. import errors
 from ..errors import CommandError, ScriptError
 from ..registry import command
 from ..resp import OK, Raw, RespSet, Status
 from ..scripting import SHEBANG_FLAGS, engine
+from ..scripting.engine import LOAD_TIMEOUT_MS
 from ._util import glob_match, parse_int
 
 NAME_RE = re.compile(rb"^[A-Za-z0-9_]+$")
@@ -69,11 +71,13 @@ class Libraries:
             raise CommandError("Library '%s' already exists" % _s(name))
         lib = Library(name, code)
         self._loading = lib
+        eng.load_deadline = time.monotonic() + LOAD_TIMEOUT_MS / 1000
         try:
             ok, err = eng.lua[b"load_library"](code[code.index(b"\n"):] if b"\n" in code
                                                else b"")
         finally:
             self._loading = None
+            eng.load_deadline = None
         if ok is None:
             raise CommandError("Error compiling function: %s" % _s(err))
         if not ok:
@@ -116,7 +120,7 @@ def _library_name(code: bytes) -> bytes:
     end = code.find(b"\n")
     first = code[:end] if end >= 0 else code
     parts = first.split()
-    if parts[0] != b"#!lua":
+    if parts[0].lower() != b"#!lua":       # engine names are case-insensitive (#!LUA)
         raise CommandError("Engine '%s' not found" % _s(parts[0][2:]))
     name = None
     for part in parts[1:]:

@@ -29,7 +29,9 @@ Layout (each module's docstring has the detail):
   :class:`ScriptClient` (the client a script's commands run on, a ``ClientState``);
 * ``replies``: replies both ways (a handler's reply -> Lua value; the Lua -> RESP encoder);
 * ``busy``: serving the other clients while a script is busy;
-* ``sandbox``: the Lua bootstrap and Redis 7.0's sandbox, with the pieces pasted in:
+* ``sandbox``: the Lua bootstrap and Redis 7.0's sandbox (its guarantees listed, each with
+  its test), with the pieces pasted in: ``guard`` (read-only tables, wrapped globals, the
+  count hook, the heap bound),
   ``redis_api`` (the ``redis.*`` table and ``math.random``), ``loader`` (FUNCTION LOAD's
   load-time sandbox and ``redis.register_function``) and the libraries ``lib_bit``,
   ``lib_cjson``, ``lib_cmsgpack``, ``lib_struct``.

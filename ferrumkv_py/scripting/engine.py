@@ -17,11 +17,13 @@ Complexity: a script's own; the bridge is O(arguments + reply size) per redis.ca
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 import lupa.lua51 as lua51
 
 from .. import errors
+from ..config import format_memory_human
 from ..errors import CommandError, OOMError, ScriptError
 from ..registry import lookup
 from ..resp import Raw
@@ -29,9 +31,9 @@ from ..subsystem import Subsystem
 from .busy import serve_others
 from .lib_bit import bit_op, bit_tohex
 from .lib_cmsgpack import MsgpackError, msgpack_pack, msgpack_unpack
-from .lib_struct import StructError, struct_pack, struct_size, struct_unpack
-from .replies import CallError, LuaReplies, unwrap
-from .sandbox import bootstrap_source
+from .lib_struct import Arg, StructError, struct_pack, struct_size, struct_unpack
+from .replies import CallError, Denied, LuaReplies, unwrap
+from .sandbox import BOOT_CHUNK, bootstrap_source
 from .scripts import Run, Script, ScriptClient, parse_shebang, sha1hex, text
 
 log = logging.getLogger("ferrumkv")
@@ -39,6 +41,14 @@ log = logging.getLogger("ferrumkv")
 REDIS_VERSION = "7.0.15"
 REDIS_VERSION_NUM = 0x07000F
 VARARGS_MAX = 200                # KEYS + ARGV passed as Lua arguments; beyond, as tables
+# The Lua heap's bound, checked by the count hook (sandbox.py): past it (after a full
+# collection) the script gets Lua's "not enough memory" instead of growing the process
+# until the OOM killer stops it (a load() reader that never ends took 20 GB).  Redis
+# has no bound; 1 GiB is far above what scripts use (the VM starts at ~0.25 MB).
+LUA_HEAP_LIMIT_BYTES = 1 << 30
+LOAD_TIMEOUT_MS = 500            # a FUNCTION LOAD's code (Redis's LOAD_TIMEOUT_MS)
+SCRIPT_ENTRY_BYTES = 160         # INFO: a cached script's or function's bookkeeping
+KV_CHUNK = 128                   # keys + values per kv_fill call when a map is unpacked
 # rand48 (Redis rand.c): 48-bit LCG, the state Redis starts from
 RAND48_A = 0x5DEECE66D
 RAND48_C = 0xB
@@ -57,6 +67,7 @@ class Engine:
         self.rand_state = RAND48_INIT
         self.scripts: dict[bytes, Script] = {}
         self.functions = None       # functions.Libraries, set by commands/functions.py
+        self.load_deadline = None   # monotonic time a FUNCTION LOAD's code must end by
         self.reset()
 
     # ---- the VM ----
@@ -64,7 +75,7 @@ class Engine:
     def reset(self) -> None:
         """A fresh VM (SCRIPT FLUSH): every compiled script and function is dropped."""
         def deny(obj, attr, is_setting):
-            raise AttributeError("access denied")
+            raise Denied()
         self.rt = lua51.LuaRuntime(encoding=None, unpack_returned_tuples=True,
                                    register_eval=False, register_builtins=False,
                                    attribute_filter=deny)
@@ -74,14 +85,15 @@ class Engine:
             b"log": self._log, b"setresp": self._setresp, b"acl_check": self._acl_check,
             b"rand_next": self._rand_next, b"rand_seed": self._rand_seed,
             b"bit_op": bit_op, b"bit_tohex": bit_tohex,
-            b"mp_pack": msgpack_pack, b"mp_unpack": self._mp_unpack,
-            b"st_pack": self._struct("pack", lambda f, *a: [struct_pack(f, *a)]),
-            b"st_unpack": self._struct("unpack", lambda f, d=b"", i=1, *a: struct_unpack(
-                f, d if d.__class__ is bytes else str(d).encode(), int(i))),
-            b"st_size": self._struct("size", lambda f, *a: [struct_size(f)]),
+            b"mp_pack": self._mp_pack,
+            b"mp_unpack": self._mp_unpack,
+            b"st_pack": self._struct("pack", lambda f, a: [struct_pack(f, a)]),
+            b"st_unpack": self._struct("unpack", struct_unpack),
+            b"st_size": self._struct("size", lambda f, a: [struct_size(f)]),
             b"version": REDIS_VERSION.encode(), b"version_num": REDIS_VERSION_NUM,
         })
-        boot = self.rt.execute(bootstrap_source().encode(), py)
+        boot = self.rt.execute(bootstrap_source(LUA_HEAP_LIMIT_BYTES).encode(), py,
+                               name=BOOT_CHUNK)
         self.lua = boot
         self._run = boot[b"run"]
         self._run_tables = boot[b"run_tables"]
@@ -89,6 +101,8 @@ class Engine:
         self._compile = boot[b"compile"]
         self._err_table = boot[b"err_table"]
         self._kv_table = boot[b"kv_table"]
+        self._kv_fill = boot[b"kv_fill"]
+        self._lua_memory = boot[b"lua_memory"]
         self._table_from = self.rt.table_from
         self.to_lua = LuaReplies(self.rt, boot).to_lua
         self.scripts = {}
@@ -171,25 +185,22 @@ class Engine:
     def call(self, *args):
         """redis.call: the reply as a Lua value, or a raised :class:`CallError` (lupa makes
         it a Lua error; the error handler turns it into Redis's error table)."""
+        argv = call_argv(args)
+        n = len(args)
+        # no Lua object may stay reachable from this frame: an error's traceback keeps it,
+        # and lupa binds a Lua object to the thread it came from (a script's coroutine),
+        # which Lua may free first (a use-after-free when the traceback goes)
+        del args
         run = self.run
         if run is None:
             raise CallError(
                 b"ERR redis.call/pcall can only be called inside a script invocation")
-        if not args:
+        if not n:
             raise CallError(
                 b"ERR Please specify at least one argument for this redis lib call")
-        argv = []
-        for a in args:
-            t = a.__class__
-            if t is bytes:
-                argv.append(a)
-            elif t is int:
-                argv.append(b"%d" % a)
-            elif t is float:
-                argv.append(b"%.17g" % a)
-            else:
-                raise CallError(
-                    b"ERR Lua redis lib command arguments must be strings or integers")
+        if argv is None:
+            raise CallError(
+                b"ERR Lua redis lib command arguments must be strings or integers")
         spec = lookup(argv[0])
         n = len(argv)
         if spec is not None and spec.subcommands and n > 1:
@@ -248,30 +259,49 @@ class Engine:
 
     # ---- the small redis.* helpers ----
 
+    def _mp_pack(self, *values):
+        """cmsgpack.pack: (the encoding, None), or (None, error text) when the busy tick saw
+        a kill.  It never raises: the values are Lua tables bound to the API coroutine
+        (see :meth:`call`), which an error's traceback would keep."""
+        try:
+            return msgpack_pack(self.hook, *values), None
+        except MsgpackError as e:
+            err = str(e).encode()
+        del values
+        return None, err
+
     def _mp_unpack(self, data: bytes, limit, offset):
         """cmsgpack.unpack*: a table {values=, n=, next=} or {err=}."""
         tf = self._table_from
+        fill = self._kv_fill
 
         def mk_table(is_map, items):
-            if is_map:
-                return self._kv_table(*items)
-            return tf(items)
+            if not is_map:
+                return tf(items)
+            t = tf()
+            for i in range(0, len(items), KV_CHUNK):
+                bad = fill(t, *items[i:i + KV_CHUNK])
+                if bad is not None:
+                    raise MsgpackError("table index is %s" % text(bad))
+            return t
         try:
-            values, nxt = msgpack_unpack(data, mk_table, int(limit), int(offset))
+            values, nxt = msgpack_unpack(data, mk_table, int(limit), int(offset), self.hook)
         except MsgpackError as e:
             return tf({b"err": str(e).encode()})
         return tf({b"values": tf(values), b"n": len(values), b"next": nxt})
 
     def _struct(self, name: str, fn):
-        """A struct.* bridge: {values=, n=} or {err=} (raised by the Lua side)."""
-        def call(*args):
+        """A struct.* bridge: {values=, n=} or {err=} (raised by the Lua side).  Each
+        argument after the format comes as three plain values, its type, text and number
+        (lib_struct.Arg): no Lua object reaches Python from the API coroutine."""
+        def call(fmt, *flat):
             tf = self._table_from
+            args = [Arg(text(flat[i]), flat[i + 1], flat[i + 2])
+                    for i in range(0, len(flat), 3)]
             try:
-                values = fn(*args)
+                values = fn(fmt, args)
             except StructError as e:
                 return tf({b"err": str(e).replace("{fn}", name).encode()})
-            except (TypeError, ValueError, OverflowError) as e:
-                return tf({b"err": ("bad argument to struct function (%s)" % e).encode()})
             return tf({b"values": tf(values), b"n": len(values)})
         return call
 
@@ -280,9 +310,10 @@ class Engine:
             return b"ERR redis.register_function can only be called on FUNCTION LOAD command"
         return self.functions.register(*args)
 
-    def _log(self, level: int, text: bytes) -> None:
-        py_level = (logging.DEBUG, logging.INFO, logging.WARNING - 5, logging.WARNING)[level]
-        log.log(py_level, "%s", text(text))
+    def _log(self, level: int, message: bytes) -> None:
+        py_level = (logging.DEBUG, logging.INFO, logging.WARNING - 5,
+                    logging.WARNING)[int(level)]
+        log.log(py_level, "%s", text(message))
 
     def _setresp(self, resp: int) -> None:
         self.fake.proto = resp
@@ -306,15 +337,41 @@ class Engine:
         self.rand_state = (self.rand_state * RAND48_A + RAND48_C) & RAND48_MASK
         return ((self.rand_state >> 17) % RAND48_MAX) / RAND48_MAX
 
-    def _rand_seed(self, seed: int) -> None:
+    def _rand_seed(self, seed) -> None:
+        """redisSrand48((int32_t)seed); a seed past an int (or not finite) as 0."""
+        seed = int(seed) if math.isfinite(seed) and abs(seed) < 2 ** 63 else 0
         self.rand_state = (((seed & 0xFFFFFFFF) << 16) | 0x330E) & RAND48_MASK
+
+    # ---- INFO memory ----
+
+    def info_fields(self) -> list:
+        """Redis 7.0's script fields of INFO memory.  One Lua VM runs both EVAL scripts and
+        FUNCTION libraries here (Redis has one each), so its heap is reported as the eval
+        VM's and ``used_memory_vm_functions`` is 0.  The caches are the script bodies and
+        library codes with a fixed overhead per entry (SCRIPT_ENTRY_BYTES)."""
+        vm = self.lua_memory()
+        scripts = sum(len(sc.body) + SCRIPT_ENTRY_BYTES for sc in self.scripts.values())
+        libs = self.functions
+        nfuncs = len(libs.funcs) if libs is not None else 0
+        functions = (sum(len(lib.code) + SCRIPT_ENTRY_BYTES * (1 + len(lib.functions))
+                         for lib in libs.libs.values()) if libs is not None else 0)
+        return info_rows(vm, scripts, len(self.scripts), nfuncs,
+                         len(libs.libs) if libs is not None else 0, functions)
+
+    def lua_memory(self) -> int:
+        """Bytes of the Lua heap (collectgarbage('count'), as Redis's evalMemory)."""
+        return int(self._lua_memory() * 1024)
 
     # ---- busy scripts ----
 
-    def hook(self) -> bool:
-        """The count hook: serve others once busy; True when the script must stop."""
+    def hook(self):
+        """The count hook: serve others once busy; True when the script must stop, 2 when
+        a FUNCTION LOAD has run past LOAD_TIMEOUT_MS (its code must only register)."""
         run = self.run
         if run is None:
+            deadline = self.load_deadline
+            if deadline is not None and time.monotonic() > deadline:
+                return 2
             return False
         server = self.server
         if not run.busy:
@@ -347,6 +404,51 @@ class Engine:
         if not is_eval and run.is_eval:
             raise CommandError(errors.BUSY_EVAL)
         run.killed = True
+
+
+def call_argv(args: tuple) -> list | None:
+    """redis.call's arguments as bytes (Lua strings, numbers as integers or %.17g), or None
+    when one is of another type."""
+    argv = []
+    for a in args:
+        t = a.__class__
+        if t is bytes:
+            argv.append(a)
+        elif t is int:
+            argv.append(b"%d" % a)
+        elif t is float:
+            argv.append(b"%.17g" % a)
+        else:
+            return None
+    return argv
+
+
+def info_rows(vm: int, scripts: int, nscripts: int, nfuncs: int, nlibs: int,
+              functions: int) -> list:
+    """The INFO memory rows, in 7.0.15's order (server.c genRedisInfoString)."""
+    return [
+        ("used_memory_lua", vm),                       # deprecated alias of _vm_eval
+        ("used_memory_vm_eval", vm),
+        ("used_memory_lua_human", format_memory_human(vm)),
+        ("used_memory_scripts_eval", scripts),
+        ("number_of_cached_scripts", nscripts),
+        ("number_of_functions", nfuncs),
+        ("number_of_libraries", nlibs),
+        ("used_memory_vm_functions", 0),
+        ("used_memory_vm_total", vm),
+        ("used_memory_vm_total_human", format_memory_human(vm)),
+        ("used_memory_functions", functions),
+        ("used_memory_scripts", scripts + functions),
+        ("used_memory_scripts_human", format_memory_human(scripts + functions)),
+    ]
+
+
+def info_fields(server) -> list:
+    """INFO memory's script rows; all zero while no script has made the VM yet."""
+    eng = server.__dict__.get("scripting")
+    if eng is None:
+        return info_rows(0, 0, 0, 0, 0, 0)
+    return eng.info_fields()
 
 
 def engine(server) -> Engine:

@@ -20,6 +20,25 @@ from lupa import lua51 as _lua51
 
 MSGPACK_MAX_NESTING = 16          # deeper tables encode as nil (LUACMSGPACK_MAX_NESTING)
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+TICK_ITEMS = 4096                 # values coded between two calls of the busy tick
+
+
+class Ticker:
+    """Counts coded values and calls ``tick()`` (the engine's busy-script hook) every
+    TICK_ITEMS of them: a big pack or unpack runs in Python, outside Lua's count hook, and
+    must still answer other clients with -BUSY and obey SCRIPT KILL.  ``tick()`` returning
+    true (the script was killed) raises :class:`MsgpackError`."""
+
+    __slots__ = ("left", "tick")
+
+    def __init__(self, tick):
+        self.tick = tick
+        self.left = TICK_ITEMS
+
+    def step(self) -> None:
+        self.left = TICK_ITEMS
+        if self.tick is not None and self.tick():
+            raise MsgpackError("ERR Script killed by user with SCRIPT KILL...")
 
 
 class MsgpackError(Exception):
@@ -50,7 +69,10 @@ def _mp_int(out: bytearray, n: int) -> None:
         out += b"\xd3" + _struct.pack(">q", n)
 
 
-def _mp_encode(out: bytearray, v, level: int) -> None:
+def _mp_encode(out: bytearray, v, level: int, ticker: Ticker) -> None:
+    ticker.left -= 1
+    if ticker.left <= 0:
+        ticker.step()
     t = v.__class__
     if t is bytes:
         n = len(v)
@@ -76,15 +98,19 @@ def _mp_encode(out: bytearray, v, level: int) -> None:
         else:
             out += b"\xcb" + _struct.pack(">d", d)
     elif _lua51.lua_type(v) == "table" and level < MSGPACK_MAX_NESTING:
-        items = list(v.items())
-        count, top = 0, 0
+        # keys come from lua_next (raw): no metamethod of the script's runs from here
+        count, top, total = 0, 0, 0
         is_array = True
-        for k, _ in items:
-            if k.__class__ is not int or k <= 0:
+        for k in v.keys():
+            total += 1
+            if is_array and (k.__class__ is not int or k <= 0):
                 is_array = False
-                break
-            top = max(top, k)
-            count += 1
+            elif is_array:
+                top = max(top, k)
+                count += 1
+            ticker.left -= 1
+            if ticker.left <= 0:
+                ticker.step()
         if is_array and top == count:
             n = count
             if n < 16:
@@ -94,27 +120,29 @@ def _mp_encode(out: bytearray, v, level: int) -> None:
             else:
                 out += b"\xdd" + _struct.pack(">I", n)
             for i in range(1, n + 1):
-                _mp_encode(out, v[i], level + 1)
+                _mp_encode(out, v[i], level + 1, ticker)   # present keys: no __index
         else:
-            n = len(items)
+            n = total
             if n < 16:
                 out.append(0x80 | n)
             elif n <= 0xffff:
                 out += b"\xde" + _struct.pack(">H", n)
             else:
                 out += b"\xdf" + _struct.pack(">I", n)
-            for k, x in items:
-                _mp_encode(out, k, level + 1)
-                _mp_encode(out, x, level + 1)
+            for k, x in v.items():
+                _mp_encode(out, k, level + 1, ticker)
+                _mp_encode(out, x, level + 1, ticker)
     else:
         out.append(0xc0)
 
 
-def msgpack_pack(*values) -> bytes:
-    """cmsgpack.pack(v1, v2, ...): the encodings one after another.  Complexity: O(size)."""
+def msgpack_pack(tick, *values) -> bytes:
+    """cmsgpack.pack(v1, v2, ...): the encodings one after another, ``tick`` called every
+    TICK_ITEMS values (:class:`Ticker`).  Complexity: O(size)."""
     out = bytearray()
+    ticker = Ticker(tick)
     for v in values:
-        _mp_encode(out, v, 0)
+        _mp_encode(out, v, 0, ticker)
     return bytes(out)
 
 
@@ -122,7 +150,10 @@ _FIXED = {0xcc: ">B", 0xcd: ">H", 0xce: ">I", 0xcf: ">Q", 0xd0: ">b", 0xd1: ">h"
           0xd2: ">i", 0xd3: ">q", 0xca: ">f", 0xcb: ">d"}
 
 
-def _mp_decode(data: bytes, pos: int, mk_table):
+def _mp_decode(data: bytes, pos: int, mk_table, ticker: Ticker):
+    ticker.left -= 1
+    if ticker.left <= 0:
+        ticker.step()
     if pos >= len(data):
         raise MsgpackError("Missing bytes in input.")
     c = data[pos]
@@ -150,7 +181,7 @@ def _mp_decode(data: bytes, pos: int, mk_table):
         is_map = 0x80 <= c <= 0x8f or c in (0xde, 0xdf)
         items = []
         for _ in range(n * 2 if is_map else n):
-            v, pos = _mp_decode(data, pos, mk_table)
+            v, pos = _mp_decode(data, pos, mk_table, ticker)
             items.append(v)
         return mk_table(is_map, items), pos
     if c in _FIXED:
@@ -174,14 +205,18 @@ def _missing():
     raise MsgpackError("Missing bytes in input.")
 
 
-def msgpack_unpack(data: bytes, mk_table, limit: int = 0, offset: int = 0):
-    """Decode up to ``limit`` objects (0 = all) from ``offset``: (values, next offset or -1).
+def msgpack_unpack(data: bytes, mk_table, limit: int = 0, offset: int = 0, tick=None):
+    """Decode up to ``limit`` objects from ``offset`` (limit and offset both 0: all of them,
+    as mp_unpack_full): (values, next offset or -1); ``tick`` as in :func:`msgpack_pack`.
 
     Complexity: O(size)."""
     values = []
     pos = offset
-    while pos < len(data) and (limit == 0 or len(values) < limit):
-        v, pos = _mp_decode(data, pos, mk_table)
+    if limit == 0 and offset == 0:
+        limit = len(data)
+    ticker = Ticker(tick)
+    while pos < len(data) and len(values) < limit:
+        v, pos = _mp_decode(data, pos, mk_table, ticker)
         values.append(v)
     return values, (pos if pos < len(data) else -1)
 
@@ -194,12 +229,33 @@ cmsgpack.pack = cfunc(function(...)
   if select('#', ...) == 0 then
     error("bad argument #0 to 'pack' (MessagePack pack needs input.)", 0)
   end
-  return py.mp_pack(...)
+  local s, e = py.mp_pack(...)   -- lupa's keys()/items() walk tables raw (lua_next)
+  if e then error(e, 0) end
+  return s
 end)
+-- luaL_optinteger: nil is the default, a number is truncated, anything else is an error
+local function int_arg(v, i, fname)
+  if v == nil then return 0 end
+  local n = tonumber(v)
+  if n == nil then
+    error(fmt("bad argument #%d to '%s' (number expected, got %s)", i, fname, type(v)), 0)
+  end
+  if n ~= n then return 0 end
+  if n > 2^53 then return 2^53 elseif n < -2^53 then return -2^53 end
+  if n >= 0 then return floor(n) end
+  return -floor(-n)
+end
+-- mp_unpack_full's checks, with its texts (the "limit" it prints is the input's length)
 local function unpack_n(fname, s, limit, offset)
+  if type(s) == 'number' then s = tostring(s) end
   if type(s) ~= 'string' then
     error(fmt("bad argument #1 to '%s' (string expected, got %s)", fname,
               s == nil and "no value" or type(s)), 0)
+  end
+  if offset < 0 or limit < 0 then
+    error(fmt("Invalid request to unpack with offset of %d and limit of %d.", offset, #s), 0)
+  elseif offset > #s then
+    error(fmt("Start offset %d greater than input length %d.", offset, #s), 0)
   end
   local r = py.mp_unpack(s, limit, offset)
   if r.err then error(r.err, 0) end
@@ -210,11 +266,12 @@ cmsgpack.unpack = cfunc(function(s)
   return unpack(r.values, 1, r.n)
 end)
 cmsgpack.unpack_one = cfunc(function(s, offset)
-  local r = unpack_n('unpack_one', s, 1, tonumber(offset) or 0)
+  local r = unpack_n('unpack_one', s, 1, int_arg(offset, 2, 'unpack_one'))
   return r.next, unpack(r.values, 1, r.n)
 end)
 cmsgpack.unpack_limit = cfunc(function(s, limit, offset)
-  local r = unpack_n('unpack_limit', s, tonumber(limit) or 0, tonumber(offset) or 0)
+  local r = unpack_n('unpack_limit', s, int_arg(limit, 2, 'unpack_limit'),
+                     int_arg(offset, 3, 'unpack_limit'))
   return r.next, unpack(r.values, 1, r.n)
 end)
 SG.cmsgpack = cmsgpack

@@ -1,8 +1,11 @@
 """FUNCTION LOAD's Lua side: a library's code runs once in a load-time sandbox.
 
-``load_library(body)`` compiles the library as ``@user_function`` in an environment whose
-globals are readable and nothing writable, with a small ``redis`` table (register_function,
-log and its levels, setresp, REDIS_VERSION[_NUM]); ``redis.register_function`` (both the
+``load_library(body)`` compiles the library as ``@user_function`` (text only, no binary
+chunk) in an environment where nothing is writable and, while the library's code runs, the
+only global is a small ``redis`` table (register_function, log and its levels,
+REDIS_VERSION[_NUM]), as Redis 7.0.15: no ``coroutine`` (a callback registered from a
+coroutine stayed bound to that thread in lupa, a use-after-free once the thread was
+collected), no ``string``, ``type`` or ``pcall``; ``redis.register_function`` (both the
 positional and the named-arguments form) checks its arguments with Redis 7.0's texts and
 hands name, callback, description and flags to Python (``commands/functions.py``).  The
 callbacks keep the library's environment, where ``redis`` is the full API again once the
@@ -21,7 +24,13 @@ LOADER = r"""
 local loading = nil      -- the load-time redis table while a library loads
 local function lib_env()
   return setmetatable({}, {__index = function(t, k)
-    if k == 'redis' and loading then return loading end
+    if loading then
+      -- while a library loads, `redis` is all there is (Redis 7.0.15's load-time globals):
+      -- no coroutine can exist to call register_function from (lupa would keep the
+      -- callback bound to that thread, freed with it: a use-after-free at FUNCTION DELETE)
+      if k == 'redis' then return loading end
+      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+    end
     local v = rawget(real_globals, k)
     if v == nil then
       error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
@@ -85,22 +94,27 @@ local function register_function(...)
       fl[i] = flags[i]
     end
   end
+  if co_running() then   -- never from a coroutine (see lib_env); a second guard
+    error({err = "ERR redis.register_function can only be called on FUNCTION LOAD command"})
+  end
   local e = py.register(name, cb, desc, unpack(fl))
   if e then error({err = e}) end
 end
 local function load_library(body)
-  local f, e = loadstring(body, "@user_function")
+  local f, e = loadstring(text_only(body), "@user_function")
   if not f then return nil, e end
   setfenv(f, lib_env())
   loading = {register_function = register_function, log = redis.log,
              LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
-             REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
-             setresp = redis.setresp}
+             REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM}
   setmetatable(loading, {__index = function(t, k)
     error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
   end, __newindex = readonly, __metatable = false})
   killed = false
+  dbg.sethook(hookfn, '', HOOK_N)   -- back from the line hook of a killed run
+  running = true
   local ok, res = xpcall(f, handler)
+  running = false
   loading = nil
   if ok then return true, nil end
   if type(res) == 'table' and type(rawget(res, 'err')) == 'string' then

@@ -82,7 +82,9 @@ redis.log = cfunc(function(...)
   end
   level = tonumber(level)
   level = level - level % 1
-  if level < 0 or level > 3 then error(err_table("ERR Invalid debug level.")) end
+  if level ~= level or level < 0 or level > 3 then   -- NaN: (int)NaN is out of range too
+    error(err_table("ERR Invalid debug level."))
+  end
   local parts = {}
   for i = 2, n do
     local s = select(i, ...)

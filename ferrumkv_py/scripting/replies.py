@@ -19,6 +19,8 @@ Complexity: O(size of the reply) either way.
 
 from __future__ import annotations
 
+import logging
+
 from ..resp import NULL_ARRAY, ErrorReply, Raw, RespSet, Status, Verbatim, encode
 from .scripts import text
 
@@ -91,9 +93,27 @@ class CallError(Exception):
         self.text = text
 
 
+LIBRARY_FAULT = b"ERR internal error in a scripting library"
+INDEX_FUNCTION = b"ERR attempt to index a function value"
+
+
+class Denied(AttributeError):
+    """A script indexed redis.call (a Python object under lupa): lupa's attribute filter
+    raises this; the script sees Lua's text for indexing a function."""
+
+
 def unwrap(e):
-    """The error text of a CallError that came back from Lua, else None."""
-    return e.text if e.__class__ is CallError else None
+    """The error text of a CallError that came back from Lua; for any other Python
+    exception (a fault in one of the bridges: none is known) a fixed text, logged with
+    its traceback, so no Python text or object reaches a script; else None."""
+    if e.__class__ is CallError:
+        return e.text
+    if e.__class__ is Denied:
+        return INDEX_FUNCTION
+    if isinstance(e, BaseException):
+        logging.getLogger("ferrumkv").error("scripting library fault", exc_info=e)
+        return LIBRARY_FAULT
+    return None
 
 
 class BigNumber(bytes):

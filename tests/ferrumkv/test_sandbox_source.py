@@ -9,6 +9,7 @@ from ferrumkv_py.scripting import lib_bit, lib_cjson, lib_cmsgpack, lib_struct
 from ferrumkv_py.scripting.loader import LOADER
 from ferrumkv_py.scripting.redis_api import REDIS_API
 from ferrumkv_py.scripting.replies import LUA_TO_RESP
+from ferrumkv_py.scripting.engine import LUA_HEAP_LIMIT_BYTES
 from ferrumkv_py.scripting.sandbox import BOOTSTRAP, bootstrap_source
 
 
@@ -16,11 +17,11 @@ def test_every_placeholder_is_filled():
     placeholders = set(re.findall(r"__[A-Z][A-Z_]*__", BOOTSTRAP))
     assert {"__REDIS_API__", "__LIBS__", "__LUA_TO_RESP__", "__LOADER__",
             "__HOOK_N__"} <= placeholders
-    assert re.findall(r"__[A-Z][A-Z_]*__", bootstrap_source()) == []
+    assert re.findall(r"__[A-Z][A-Z_]*__", bootstrap_source(LUA_HEAP_LIMIT_BYTES)) == []
 
 
 def test_each_piece_once_in_dependency_order():
-    src = bootstrap_source()
+    src = bootstrap_source(LUA_HEAP_LIMIT_BYTES)
     pieces = [("cfunc", "local function cfunc(f)"),
               ("redis_api", REDIS_API[1:]),
               ("libs", lib_bit.LUA + lib_cjson.LUA + lib_cmsgpack.LUA + lib_struct.LUA),

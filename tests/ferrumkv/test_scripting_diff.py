@@ -183,6 +183,68 @@ def test_libraries(pair, script):
     assert a == b
 
 
+# the sandbox (issue 26): binary chunks, read-only library tables and metatables, the
+# library functions' argument checks (no Python text), FUNCTION LOAD's load-time globals
+SANDBOX = [
+    ("EVAL", "return select(2, loadstring(string.dump(function() return 1 end)))", "0"),
+    ("EVAL", "return loadstring(string.dump(function() return 1 end))()", "0"),
+    ("EVAL", "local d = string.dump(function() return 1 end) local n = 0 "
+             "return select(2, load(function() n = n + 1 if n == 1 then return d end end))", "0"),
+    ("EVAL", b"\x1bLuaQ\x00\x01\x04\x08", "0"),
+    ("EVAL", "return {loadstring(string.dump(function() return 1 end), '=named')}", "0"),
+    ("EVAL", "getmetatable('').__index.upper = function() return 'x' end", "0"),
+    ("EVAL", "getmetatable('').__index = {}", "0"),
+    ("EVAL", "rawset(getmetatable('').__index, 'upper', 1)", "0"),
+    ("EVAL", "string.upper = nil", "0"),
+    ("EVAL", "return ('x'):upper()", "0"),
+    ("EVAL", "return tostring(getmetatable(string))", "0"),
+    ("EVAL", "return getmetatable('').__index == string", "0"),
+    ("EVAL", "return {pcall(struct.pack, 'i', {})}", "0"),
+    ("EVAL", "return struct.pack('s', setmetatable({}, {__tostring = function() "
+             "while true do end end}))", "0"),
+    ("EVAL", "return struct.unpack('i', setmetatable({}, {__tostring = function() "
+             "while true do end end}))", "0"),
+    ("EVAL", "return struct.pack('!2000000000i')", "0"),
+    ("EVAL", "return struct.pack('i99999999999')", "0"),
+    ("EVAL", "return struct.pack('!3i', 1)", "0"),
+    ("EVAL", "return struct.pack('i', 'x')", "0"),
+    ("EVAL", "return struct.pack('f', 1e300)", "0"),
+    ("EVAL", "return {struct.unpack('i', 'abcd', 0)}", "0"),
+    ("EVAL", "return {pcall(cmsgpack.unpack_one, cmsgpack.pack(1, 2, 3), -1)}", "0"),
+    ("EVAL", "return {pcall(cmsgpack.unpack_one, cmsgpack.pack(1, 2, 3), 100)}", "0"),
+    ("EVAL", "return {pcall(cmsgpack.unpack_limit, cmsgpack.pack(1, 2, 3), 0, 1)}", "0"),
+    ("EVAL", "return {pcall(cmsgpack.unpack_limit, cmsgpack.pack(1, 2, 3), 1, 1)}", "0"),
+    ("EVAL", "return {pcall(cmsgpack.unpack, '\\129\\192\\1')}", "0"),
+    ("EVAL", "math.randomseed(1e300) return math.random(10)", "0"),
+    ("EVAL", "return redis.log(redis.LOG_WARNING, 'a script logs', 1)", "0"),
+    ("EVAL", "return {pcall(collectgarbage, 'bogus')}", "0"),
+    ("EVAL", "collectgarbage('bogus')", "0"),
+    ("EVAL", "return {pcall(setmetatable, 1)}", "0"),
+    ("EVAL", "return {pcall(load, 5)}", "0"),
+    ("EVAL", "return {pcall(loadstring)}", "0"),
+    ("EVAL", "return {pcall(coroutine.resume, 1)}", "0"),
+    ("EVAL", "return {pcall(rawget, 1)}", "0"),
+    ("EVAL", "return {pcall(next, 1)}", "0"),
+    ("EVAL", "setmetatable(setmetatable({}, {__metatable = 1}), {})", "0"),
+    ("EVAL", "local g = getmetatable(_G) g.__index = {}", "0"),
+    ("EVAL", "return type(getmetatable(_G))", "0"),
+    ("EVAL", "setmetatable(_G, {})", "0"),
+    ("FUNCTION", "LOAD", b"#!lua name=sdbin\n\x1bLuaQ\x00"),
+    ("FUNCTION", "LOAD", "#!lua name=sdco\nlocal co = coroutine.wrap(function() "
+                         "redis.register_function('f', function() return 1 end) end) co()"),
+    ("FUNCTION", "LOAD", "#!lua name=sdstr\nlocal d = string.dump"),
+    ("FUNCTION", "LOAD", "#!lua name=sdtype\nreturn type(1)"),
+    ("FUNCTION", "LOAD", "#!lua name=sdmt\ngetmetatable('').__index.upper = 1"),
+    ("FUNCTION", "LOAD", "#!lua name=sdloop\nlocal a = 1\nwhile 1 do a = a + 1 end"),
+]
+
+
+@pytest.mark.parametrize("args", SANDBOX)
+def test_sandbox(pair, args):
+    a, b = both(pair, *args)
+    assert a == b
+
+
 @pytest.mark.parametrize("args", [
     ("EVAL", "return 1", "x"), ("EVAL", "return 1", "-1"), ("EVAL", "return 1", "2", "a"),
     ("EVAL", "return 1"), ("EVALSHA", "abc", "0"), ("EVALSHA", "f" * 40, "0"),
