@@ -227,7 +227,63 @@ def flushall_scenario(port: int, pid) -> dict:
     return {"time_s": elapsed, "worst_ping_ms": w.worst_ms}
 
 
+RAND_DRAWS = 10_000_000       # |count| of the random-member scenarios (issue 26 row 9)
+RAND_TIMEOUT_S = 120.0
+
+
+def drain(sock: socket.socket, nbytes: int) -> int:
+    """Read ``nbytes`` (or until the server closes); returns the bytes read."""
+    got = 0
+    while got < nbytes:
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            break
+        got += len(chunk)
+    return got
+
+
+def random_members(port: int, pid, args: list, frame_bytes: int) -> dict:
+    """SRANDMEMBER / HRANDFIELD / ZRANDMEMBER with a huge negative count on a 3-member key
+    of one-byte members (every pick's frame is ``frame_bytes``): the client reads the whole
+    reply; another client's worst PING and the server's RSS peak meanwhile."""
+    command(port, b"DEL", b"rk")
+    kind = args[0].upper()
+    if kind == b"SRANDMEMBER":
+        command(port, b"SADD", b"rk", b"a", b"b", b"c")
+    elif kind == b"HRANDFIELD":
+        command(port, b"HSET", b"rk", b"a", b"1", b"b", b"2", b"c", b"3")
+    else:
+        command(port, b"ZADD", b"rk", b"1", b"a", b"2", b"b", b"3", b"c")
+    full = args[:1] + [b"rk"] + args[1:]
+    draws = abs(int(args[1]))
+    frames = draws * (2 if len(args) > 2 else 1)
+    expect = len(b"*%d\r\n" % frames) + draws * frame_bytes
+    with Watcher(port) as w, RssPeak(pid) as rss:
+        t = time.perf_counter()
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.settimeout(RAND_TIMEOUT_S)
+            s.sendall(b"*%d\r\n" % len(full) + b"".join(b"$%d\r\n%b\r\n" % (len(a), a)
+                                                        for a in full))
+            first = s.recv(64)
+            if first.startswith(b"-"):
+                got = len(first)
+            else:
+                got = len(first) + drain(s, expect - len(first))
+        elapsed = time.perf_counter() - t
+    command(port, b"DEL", b"rk")
+    return {"time_s": elapsed, "rss_growth_mb": (rss.peak - rss.base) / 1024,
+            "worst_ping_ms": w.worst_ms, "reply_mb": got / 1e6}
+
+
 SCENARIOS = {     # KEYS last: a matcher that hangs takes its server down
+    "srandmember": lambda port, pid: random_members(
+        port, pid, [b"SRANDMEMBER", b"-%d" % RAND_DRAWS], 7),
+    "hrandfield": lambda port, pid: random_members(
+        port, pid, [b"HRANDFIELD", b"-%d" % RAND_DRAWS, b"WITHVALUES"], 14),
+    "zrandmember": lambda port, pid: random_members(
+        port, pid, [b"ZRANDMEMBER", b"-%d" % RAND_DRAWS, b"WITHSCORES"], 14),
+    "hrandfield_max": lambda port, pid: random_members(
+        port, pid, [b"HRANDFIELD", b"-9223372036854775807", b"WITHVALUES"], 14),
     "set64": lambda port, pid: big_set(port, pid, 64),
     "set256": lambda port, pid: big_set(port, pid, 256),
     "flushall": flushall_scenario,

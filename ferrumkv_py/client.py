@@ -128,6 +128,12 @@ class Client(asyncio.Protocol, ClientState):
     # ---- asyncio.Protocol ----
 
     def connection_made(self, transport) -> None:
+        if self.transport is not None:  # accepted while a script was busy: the loop's now
+            from .busy_accept import adopt
+            adopt(self, transport)
+            if self.obuf_early < DEFAULT_HIGH_WATER_BYTES:
+                transport.set_write_buffer_limits(high=self.obuf_early)
+            return
         self.transport = transport
         peer = transport.get_extra_info("peername")
         sock = transport.get_extra_info("sockname")
@@ -554,6 +560,16 @@ class Client(asyncio.Protocol, ClientState):
         self.server.stats.count_error(text.split(" ", 1)[0])
         if spec is not None:
             self.server.stats.count_rejected(spec)
+            if spec.name == "exec":
+                # a refused EXEC ends the transaction (Redis rejectCommand ->
+                # execCommandAbort): the BUSY, OOM, NOPERM ... text comes after its
+                # prefix; Redis's formatted refusals (arity, pub/sub context) carry no ERR
+                if text.startswith("ERR "):
+                    text = text[4:]
+                self.multi = None
+                self.multi_error = self.multi_denyoom = False
+                self.unwatch_all()
+                text = errors.EXEC_ABORT_BECAUSE % text
         return encode_error(text)
 
     # ---- CLIENT PAUSE and CLIENT REPLY (ops.py, commands/operators.py) ----
