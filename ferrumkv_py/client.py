@@ -30,6 +30,7 @@ import time
 from . import acl_calls as acl, errors, limits
 from .client_state import ClientState
 from .errors import CommandError, WrongTypeError
+from .first_use import Postponed
 from .registry import COMMANDS, lookup
 from .notify import NOTIFY_STRING
 from .resp import (NULL_ARRAY, OK, QUEUED, ProtocolError, QueryBufferLimit, Raw,
@@ -333,6 +334,9 @@ class Client(asyncio.Protocol, ClientState):
                             reply = OK
                         else:
                             reply = spec.handler(self, argv)
+                    except Postponed:           # kernels loading (first_use.py): wait
+                        self.hold([argv, *it])
+                        break
                     except Exception as e:
                         append(self._failed(spec, e))
                     else:
@@ -492,6 +496,8 @@ class Client(asyncio.Protocol, ClientState):
         t = _perf_ns()
         try:
             reply = spec.handler(self, argv)
+        except Postponed:       # kernels loading (first_use.py): held, run again later
+            return POSTPONED
         except Exception as e:
             if self.tracking is not None and spec.keyspace_read:   # Redis: even on errors
                 self.server.tracking.remember(self, spec, argv)

@@ -611,12 +611,35 @@ def _info_litehit(server) -> list:
 def install(server) -> None:
     """Create or drop the shadow when ``litehit-shadow`` / its settings change."""
 
+    loading = []        # a thread loading the kernels (at most one)
+
     def apply(_value) -> None:
         if server.shadow is not None:
             server.shadow.close()
             server.shadow = None
-        if server.config["litehit-shadow"]:
-            server.shadow = Shadow(server)
+        if not server.config["litehit-shadow"]:
+            return
+        loop = server.loop
+        if LiteHit is None and loop is not None and loop.is_running():
+            # CONFIG SET while serving: the kernels load on a thread (first_use.py) and
+            # the shadow starts when they are ready; nobody waits (at start-up: here)
+            if not loading:
+                from .first_use import start_thread
+                loading.append(True)
+
+                def load_then_apply() -> None:
+                    try:
+                        load_kernels()
+                    finally:
+                        loop.call_soon_threadsafe(loaded)
+                start_thread("litehit-shadow", load_then_apply)
+            return
+        server.shadow = Shadow(server)
+
+    def loaded() -> None:
+        loading.clear()
+        if LiteHit is not None and server.shadow is None and server.config["litehit-shadow"]:
+            apply(None)
 
     server.config.on_change("litehit-shadow", apply)
     server.config.on_change("litehit-shadow-mode", apply, call_now=False)
