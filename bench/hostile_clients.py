@@ -11,6 +11,19 @@ Scenarios (each against ferrumkv_py and redis-server, the same bytes to both):
 * ``flushall``: FLUSHALL ASYNC on 1M keys: command time and worst PING during it and the
   second after.
 
+Issue 26's rows, each side by side with redis-server (other clients' worst wait and the
+server's RSS peak where they apply):
+
+* ``srandmember`` / ``hrandfield`` / ``zrandmember``: a count of -10M on a 3-member key
+  (row 9), the reply read whole; ``hrandfield_max``: the extreme count, an error;
+* ``first_pfadd`` ``first_dump`` ``first_restore`` ``first_bitcount`` ``first_ahe``
+  ``first_shadow``: the first use of a family's compiled kernels, each on a fresh pair of
+  servers (row 10);
+* ``lua_binary_chunk`` (row 1: accepted or not), ``lua_gc_stop`` (row 8: RSS after 300
+  scripts behind ``collectgarbage('stop')``), ``busy_new_conn`` (row 7: SCRIPT KILL from a
+  connection made while a script loops), ``lua_hook_less_loop`` (row 4: does anything
+  answer while a metamethod loops under struct.pack; a frozen server is killed).
+
 Targets (issue 14): the 64 MB SET within 3x redis-server's time; no other client waits more
 than 100 ms in any scenario (KEYS excepted until the matcher lands).
 
@@ -306,7 +319,93 @@ def first_use(port: int, pid, commands: list) -> dict:
             "worst_ping_ms": w.worst_ms}
 
 
+BUSY_THRESHOLD_MS = b"100"
+HANG_LIMIT_S = 10.0            # past this a server that answers nothing counts as frozen
+GC_STOP_SCRIPTS = 300          # scripts run after collectgarbage('stop') (issue 26 row 8)
+GC_SCRIPT = (b"local t = {} for i = 1, 20000 do t[i] = tostring(i) .. 'x' end "
+             b"return #t")
+
+
+def _send(sock, *args: bytes) -> None:
+    sock.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%b\r\n" % (len(a), a)
+                                                   for a in args))
+
+
+def busy_new_connection(port: int, pid) -> dict:
+    """Issue 26 row 7: a script loops; a connection made while it is busy sends SCRIPT
+    KILL.  kill_s: from that connection's connect to its reply (HANG_LIMIT_S if none);
+    killed: 1 when the reply was +OK."""
+    command(port, b"CONFIG", b"SET", b"busy-reply-threshold", BUSY_THRESHOLD_MS)
+    looper = socket.create_connection(("127.0.0.1", port))
+    _send(looper, b"EVAL", b"while true do end", b"0")
+    time.sleep(0.5)
+    t = time.perf_counter()
+    killed = 0
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=HANG_LIMIT_S) as s:
+            _send(s, b"SCRIPT", b"KILL")
+            killed = int(read_reply(s, bytearray()) == b"+OK")
+    except (socket.timeout, ConnectionError):
+        pass
+    elapsed = time.perf_counter() - t
+    if not killed and pid is not None:
+        os.kill(pid, 9)         # still looping: this run's server is gone
+    looper.close()
+    return {"kill_s": elapsed, "killed": killed}
+
+
+def lua_gc_stop(port: int, pid) -> dict:
+    """Issue 26 row 8: collectgarbage('stop') in one script, then ordinary scripts that
+    each leave garbage: the server's RSS growth and another client's worst PING."""
+    with Watcher(port) as w, RssPeak(pid) as rss:
+        command(port, b"EVAL", b"collectgarbage('stop') return 1", b"0")
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            buf = bytearray()
+            for _ in range(GC_STOP_SCRIPTS):
+                _send(s, b"EVAL", GC_SCRIPT, b"0")
+                read_reply(s, buf)
+    command(port, b"EVAL", b"collectgarbage('restart') collectgarbage() return 1", b"0")
+    return {"rss_growth_mb": (rss.peak - rss.base) / 1024, "worst_ping_ms": w.worst_ms}
+
+
+def lua_binary_chunk(port: int, pid) -> dict:
+    """Issue 26 row 1: is a compiled chunk run?  accepted: 1 when loadstring of a dumped
+    function returned its value (Redis refuses binary chunks)."""
+    line = command(port, b"EVAL",
+                   b"return loadstring(string.dump(function() return 1 end))()", b"0")
+    return {"accepted": int(line == b":1")}
+
+
+def lua_hook_less_loop(port: int, pid) -> dict:
+    """Issue 26 row 4: a __tostring metamethod that loops, run by struct.pack: does a new
+    connection still get an answer (PING: -BUSY counts) within HANG_LIMIT_S?  The
+    server is killed when it does not (run it last)."""
+    command(port, b"CONFIG", b"SET", b"busy-reply-threshold", BUSY_THRESHOLD_MS)
+    looper = socket.create_connection(("127.0.0.1", port))
+    _send(looper, b"EVAL", b"return struct.pack('s', setmetatable({}, {__tostring = "
+          b"function() while true do end end}))", b"0")
+    time.sleep(0.5)
+    t = time.perf_counter()
+    answered = 0
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=HANG_LIMIT_S) as s:
+            _send(s, b"PING")
+            read_reply(s, bytearray())
+            answered = 1
+            _send(s, b"SCRIPT", b"KILL")
+            read_reply(s, bytearray())
+    except (socket.timeout, ConnectionError):
+        pass
+    elapsed = time.perf_counter() - t
+    if not answered and pid is not None:
+        os.kill(pid, 9)
+    looper.close()
+    return {"answer_s": elapsed, "answered": answered}
+
+
 SCENARIOS = {     # KEYS last: a matcher that hangs takes its server down
+    "lua_binary_chunk": lua_binary_chunk,
+    "lua_gc_stop": lua_gc_stop,
     "srandmember": lambda port, pid: random_members(
         port, pid, [b"SRANDMEMBER", b"-%d" % RAND_DRAWS], 7),
     "hrandfield": lambda port, pid: random_members(
@@ -319,6 +418,8 @@ SCENARIOS = {     # KEYS last: a matcher that hangs takes its server down
     "set256": lambda port, pid: big_set(port, pid, 256),
     "flushall": flushall_scenario,
     "keys": keys_scenario,
+    "busy_new_conn": busy_new_connection,     # these may kill a frozen server: last
+    "lua_hook_less_loop": lua_hook_less_loop,
 }
 
 
