@@ -38,6 +38,7 @@ from .resp import (NULL_ARRAY, OK, QUEUED, ProtocolError, QueryBufferLimit, Raw,
 from .shadow import FLAG_WRITE     # the shadow's hot-path contract (shadow.HOT_PATH_ATTRS)
 
 POSTPONED = Raw(b"")    # call(): CLIENT PAUSE holds the command (compared by identity)
+STREAMING = Raw(b"")    # call(): done, its reply still streaming: the rest waits (_randpick)
 
 _perf_ns = time.perf_counter_ns
 log = logging.getLogger("ferrumkv")
@@ -313,6 +314,9 @@ class Client(asyncio.Protocol, ClientState):
                     if r is POSTPONED:          # CLIENT PAUSE: this and the rest wait
                         self.hold([argv, *it])
                         break
+                    if r is STREAMING:          # its reply streams: the rest waits
+                        self.hold(list(it))
+                        break
                     if self.reply_gate is not None:
                         r = self.gate_reply(r)
                     append(r)
@@ -334,8 +338,8 @@ class Client(asyncio.Protocol, ClientState):
                             reply = OK
                         else:
                             reply = spec.handler(self, argv)
-                    except Postponed:           # kernels loading (first_use.py): wait
-                        self.hold([argv, *it])
+                    except Postponed as e:      # kernels loading (first_use.py), or a
+                        self.hold(list(it) if e.done else [argv, *it])  # reply streaming
                         break
                     except Exception as e:
                         append(self._failed(spec, e))
@@ -496,8 +500,8 @@ class Client(asyncio.Protocol, ClientState):
         t = _perf_ns()
         try:
             reply = spec.handler(self, argv)
-        except Postponed:       # kernels loading (first_use.py): held, run again later
-            return POSTPONED
+        except Postponed as e:  # kernels loading (first_use.py): held, run again later;
+            return STREAMING if e.done else POSTPONED   # or its reply still streaming
         except Exception as e:
             if self.tracking is not None and spec.keyspace_read:   # Redis: even on errors
                 self.server.tracking.remember(self, spec, argv)
@@ -600,6 +604,8 @@ class Client(asyncio.Protocol, ClientState):
     def resume_held(self) -> None:
         """The pause ended: run the postponed commands, send their replies, read again.
         Complexity: the commands' own."""
+        if self.stream is not None:     # a reply still streams: it resumes the rest
+            return
         held, self.held = self.held, None
         if held is None or self.closing or self.transport is None:
             return
@@ -610,6 +616,9 @@ class Client(asyncio.Protocol, ClientState):
             r = self.call(argv)
             if r is POSTPONED:          # paused again by an earlier command of the batch
                 self.hold(held[i:])
+                break
+            if r is STREAMING:          # its reply streams: the rest waits again
+                self.hold(held[i + 1:])
                 break
             if self.reply_gate is not None:
                 r = self.gate_reply(r)

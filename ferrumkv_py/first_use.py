@@ -42,8 +42,15 @@ log = logging.getLogger("ferrumkv")
 
 
 class Postponed(Exception):
-    """Raised by a gated handler: the dispatcher holds the call (client.py) until the
-    kernels are loaded.  Never reaches a reply."""
+    """Raised by a handler to have the dispatcher hold the client's read (client.py,
+    ``Client.hold``) until something resumes it; never reaches a reply.  ``done`` False
+    (a gated handler: kernels loading): this command is held and runs again later; True
+    (a reply still streaming: commands/_randpick.py): this command is done, only the
+    rest of the read is held."""
+
+    def __init__(self, done: bool = False):
+        super().__init__()
+        self.done = done
 
 
 def may_hold(c) -> bool:

@@ -13,13 +13,18 @@ its class.  Here:
    :meth:`Client.check_output_limits`), the client is closed at once, as Redis closes it as
    soon as the reply passes the limit, and nothing is drawn.
 
-2. **Streamed in chunks.**  Otherwise, for a connected client whose reply goes straight to
-   the wire (not inside MULTI, a script or CLIENT REPLY OFF), the replies queued before it
-   are written, then the reply goes out ``STREAM_CHUNK_DRAWS`` draws at a time: each chunk
-   is encoded from frames encoded once per distinct item and handed to the transport, and
-   the output limits are checked after each chunk (a client that stops reading is closed
-   once its unsent bytes pass the hard limit, and the drawing stops).  Memory is then the
-   wire bytes the client has not read yet, as in Redis, not Python objects per draw.
+2. **Streamed in chunks, between other clients' reads.**  Otherwise, for a connected
+   client whose reply goes straight to the wire (not inside MULTI, a script or CLIENT
+   REPLY OFF), the replies queued before it are written with the header and a first
+   chunk of ``STREAM_CHUNK_DRAWS`` draws; the rest of the client's read is held
+   (``first_use.Postponed(done=True)`` -> ``Client.hold``, CLIENT PAUSE's machinery), and
+   one chunk per event-loop callback is drawn, encoded from frames encoded once per
+   distinct item, and written: other clients are served between chunks.  A chunk waits
+   (``STREAM_WAIT_S``) while the client's unsent bytes exceed ``STREAM_BUFFER_BYTES``, so a
+   slow reader costs that much memory, not the reply; the output limits are checked after
+   each chunk (a client over its hard limit is closed and the drawing stops).  When the
+   last chunk is out, the held commands run (``Client.resume_held``).  The picks are of
+   the items as they were when the command ran (a list copy and frames made then).
 
 3. Elsewhere (MULTI, scripts) the reply is built from the same per-item frames in one
    string: about the wire size, without a Python object per draw.
@@ -29,16 +34,19 @@ Invariant: the bytes are exactly the generic encoder's for the same picks (a hea
 RESP3 a two-element array).
 
 Complexity: O(n + |count|) time for a container of n items; O(n + STREAM_CHUNK_DRAWS)
-Python memory on the streaming path.
+Python memory and STREAM_BUFFER_BYTES of unsent output on the streaming path.
 """
 
 from __future__ import annotations
 
+from ..first_use import Postponed
 from ..resp import Raw, encode
 
 STREAM_CHUNK_DRAWS = 65536       # draws encoded and written per chunk on the streaming path
 STREAM_MIN_DRAWS = 4096          # fewer draws: the plain path (one reply, no early writes)
 MIN_BULK_FRAME_BYTES = 6         # "$0\r\n\r\n": the smallest frame a pick can be
+STREAM_BUFFER_BYTES = 4 << 20    # unsent bytes past which the next chunk waits for the reader
+STREAM_WAIT_S = 0.002            # ... that long before it looks again
 
 
 def _frame(item, value_of, proto: int) -> bytes:
@@ -66,7 +74,8 @@ def draws_reply(c, items: list, draws: int, value_of=None):
     pairs = value_of is not None
     count_frames = draws * 2 if pairs and proto == 2 else draws
     head = b"*%d\r\n" % count_frames
-    frames = [_frame(x, value_of, proto) for x in items] if n <= draws else None
+    streams = draws >= STREAM_MIN_DRAWS and _streams(c)
+    frames = [_frame(x, value_of, proto) for x in items] if n <= draws or streams else None
     smallest = min(map(len, frames)) if frames else (
         MIN_BULK_FRAME_BYTES * (2 if pairs else 1))
     if getattr(c, "transport", None) is not None and draws >= STREAM_MIN_DRAWS:
@@ -80,7 +89,7 @@ def draws_reply(c, items: list, draws: int, value_of=None):
     else:
         def chunk(k: int) -> bytes:
             return b"".join([frames[int(rand() * n)] for _ in range(k)])
-    if draws < STREAM_MIN_DRAWS or not _streams(c):
+    if not streams:
         parts = [head]
         left = draws
         while left:
@@ -89,14 +98,40 @@ def draws_reply(c, items: list, draws: int, value_of=None):
             left -= k
         return Raw(b"".join(parts))
     out = c.executing                       # replies of this read before this one (2.)
-    c.write_now(out + [head])
+    k = min(draws, STREAM_CHUNK_DRAWS)
+    c.write_now(out + [head, chunk(k)])
     out.clear()
-    left = draws
-    while left and not c.closing:
-        k = min(left, STREAM_CHUNK_DRAWS)
-        data = chunk(k)
-        left -= k
-        c.write_now([data])
-        if c.check_output_limits():
-            break
-    return Raw(b"")
+    if k == draws or c.check_output_limits():
+        return Raw(b"")
+    c.stream = _Stream(c, chunk, draws - k)
+    c.server.loop.call_soon(c.stream.step)
+    raise Postponed(done=True)
+
+
+class _Stream:
+    """The rest of one streamed reply: one chunk per event-loop callback (2.)."""
+
+    __slots__ = ("c", "chunk", "left")
+
+    def __init__(self, c, chunk, left: int):
+        self.c, self.chunk, self.left = c, chunk, left
+
+    def step(self) -> None:
+        c = self.c
+        if c.closing or c.transport is None:
+            c.stream = None                 # gone: nothing more is drawn
+            return
+        loop = c.server.loop
+        if c.transport.get_write_buffer_size() > STREAM_BUFFER_BYTES:
+            loop.call_later(STREAM_WAIT_S, self.step)   # a slow reader: wait for it
+            return
+        k = min(self.left, STREAM_CHUNK_DRAWS)
+        c.write_now([self.chunk(k)])
+        self.left -= k
+        if c.check_output_limits() or c.closing:
+            c.stream = None
+        elif self.left:
+            loop.call_soon(self.step)
+        else:
+            c.stream = None
+            c.resume_held()                 # the commands after it, and what came since

@@ -186,3 +186,34 @@ def test_a_reader_that_stops_is_closed_mid_stream(make_server):
         raise AssertionError("the reader was never closed")
     other.close()
     s.close()
+
+
+def test_stream_yields_to_other_clients(server):
+    """A streamed reply to a client that does not read waits for it (STREAM_BUFFER_BYTES)
+    instead of stalling the loop: another client is answered meanwhile, and the
+    streaming client's next command waits for the end of its reply."""
+    draws = 3_000_000                       # 21 MB of 7-byte frames
+    a = socket.create_connection(("127.0.0.1", server.port))
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    a.settimeout(30)
+    a.sendall(command_frame("SADD", "s", "a", "b", "c"))
+    assert a.recv(16) == b":3\r\n"
+    a.sendall(command_frame("SRANDMEMBER", "s", -draws) + command_frame("SET", "after", "1"))
+    b = RawConn(server.port)
+    b.sock.settimeout(30)
+    b.send(command_frame("PING"))
+    assert b.read_reply() == b"+PONG\r\n"
+    b.send(command_frame("EXISTS", "after"))
+    assert b.read_reply() == b":0\r\n"      # held behind the unread reply
+    want = len(b"*%d\r\n" % draws) + draws * 7 + len(b"+OK\r\n")
+    got = bytearray()
+    while len(got) < want:
+        chunk = a.recv(1 << 20)
+        assert chunk, "closed"
+        got += chunk
+    assert got.startswith(b"*%d\r\n$1\r\n" % draws) and got.endswith(b"\r\n+OK\r\n")
+    assert len(got) == want
+    b.send(command_frame("EXISTS", "after"))
+    assert b.read_reply() == b":1\r\n"
+    a.close()
+    b.close()
