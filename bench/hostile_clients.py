@@ -46,6 +46,17 @@ redis-server 7.0.15 in the same run; before = the tree before issue 14's network
     index dicts now go to the lazy-free queue too: 0.008 s, PING 6.8 ms vs 2.6 ms)
     KEYS *a*a*a*a*b      3.18 s        0.000 s          (the matcher: another helper's)
 
+Issue 26 (2026-12-02, same VM, loaded; worst PING of another client, ferrumkv vs
+redis-server; before = main before the fix):
+
+    SRANDMEMBER k -10M           84 ms      668 ms   RSS +5.6 vs +81 MB   before 8446 ms
+    HRANDFIELD  k -10M WITHV.    64 ms     2989 ms   RSS +6.3 vs +155 MB
+    ZRANDMEMBER k -10M WITHS.    58 ms     4531 ms   RSS +6.3 vs +119 MB
+    first PFADD / DUMP / RESTORE 36 / 34 / 77 ms  (before 1305 / 788 / 1047 ms)
+    first BITCOUNT / allkeys-ahe / litehit-shadow yes   28 / 44 / 72 ms
+                                      (before 162 / 644 / 644 ms; RSS +10-120 MB still)
+    SCRIPT KILL, new connection  0.008 s    0.006 s   (before: no answer in 10 s)
+
 Writes a text report to ``--out`` (default ``out/hostile_clients.txt``), never under docs/.
 """
 
