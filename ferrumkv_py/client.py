@@ -339,7 +339,9 @@ class Client(asyncio.Protocol, ClientState):
                         else:
                             reply = spec.handler(self, argv)
                     except Postponed as e:      # kernels loading (first_use.py), or a
-                        self.hold(list(it) if e.done else [argv, *it])  # reply streaming
+                        if e.done:              # reply streaming: it ran (counted)
+                            count(spec)
+                        self.hold(list(it) if e.done else [argv, *it])
                         break
                     except Exception as e:
                         append(self._failed(spec, e))
@@ -500,8 +502,12 @@ class Client(asyncio.Protocol, ClientState):
         t = _perf_ns()
         try:
             reply = spec.handler(self, argv)
-        except Postponed as e:  # kernels loading (first_use.py): held, run again later;
-            return STREAMING if e.done else POSTPONED   # or its reply still streaming
+        except Postponed as e:  # kernels loading (first_use.py): held, run again later
+            if not e.done:
+                return POSTPONED
+            self._ran(ops, spec, argv, _perf_ns() - t)     # ran, its reply streaming
+            self._count(spec)
+            return STREAMING
         except Exception as e:
             if self.tracking is not None and spec.keyspace_read:   # Redis: even on errors
                 self.server.tracking.remember(self, spec, argv)

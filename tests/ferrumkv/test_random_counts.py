@@ -188,14 +188,21 @@ def test_a_reader_that_stops_is_closed_mid_stream(make_server):
     s.close()
 
 
-def test_stream_yields_to_other_clients(server):
+@pytest.mark.parametrize("slow_path", [False, True])
+def test_stream_yields_to_other_clients(server, slow_path):
     """A streamed reply to a client that does not read waits for it (STREAM_BUFFER_BYTES)
     instead of stalling the loop: another client is answered meanwhile, and the
-    streaming client's next command waits for the end of its reply."""
-    draws = 3_000_000                       # 21 MB of 7-byte frames
+    streaming client's next command waits for the end of its reply.  ``slow_path``: the
+    client is an ACL-limited user, so its commands take Client.call."""
+    # 42 MB of 7-byte frames: more than the socket buffers (a few MB each way on
+    # loopback) and STREAM_BUFFER_BYTES hold, so the stream cannot end unread
+    draws = 6_000_000
     a = socket.create_connection(("127.0.0.1", server.port))
-    a.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     a.settimeout(30)
+    if slow_path:
+        a.sendall(command_frame("ACL", "SETUSER", "lim", "on", "nopass", "+@all", "~s",
+                                "~after") + command_frame("AUTH", "lim", "x"))
+        assert a.recv(16) == b"+OK\r\n+OK\r\n"
     a.sendall(command_frame("SADD", "s", "a", "b", "c"))
     assert a.recv(16) == b":3\r\n"
     a.sendall(command_frame("SRANDMEMBER", "s", -draws) + command_frame("SET", "after", "1"))
@@ -215,5 +222,7 @@ def test_stream_yields_to_other_clients(server):
     assert len(got) == want
     b.send(command_frame("EXISTS", "after"))
     assert b.read_reply() == b":1\r\n"
+    b.send(command_frame("INFO", "commandstats"))
+    assert b"cmdstat_srandmember:calls=1," in b.read_reply()
     a.close()
     b.close()
