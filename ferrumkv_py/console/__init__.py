@@ -39,9 +39,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hmac
 import ipaddress
-import json
 import logging
 import os
 import socket
