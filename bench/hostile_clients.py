@@ -11,6 +11,19 @@ Scenarios (each against ferrumkv_py and redis-server, the same bytes to both):
 * ``flushall``: FLUSHALL ASYNC on 1M keys: command time and worst PING during it and the
   second after.
 
+Issue 26's rows, each side by side with redis-server (other clients' worst wait and the
+server's RSS peak where they apply):
+
+* ``srandmember`` / ``hrandfield`` / ``zrandmember``: a count of -10M on a 3-member key
+  (row 9), the reply read whole; ``hrandfield_max``: the extreme count, an error;
+* ``first_pfadd`` ``first_dump`` ``first_restore`` ``first_bitcount`` ``first_ahe``
+  ``first_shadow``: the first use of a family's compiled kernels, each on a fresh pair of
+  servers (row 10);
+* ``lua_binary_chunk`` (row 1: accepted or not), ``lua_gc_stop`` (row 8: RSS after 300
+  scripts behind ``collectgarbage('stop')``), ``busy_new_conn`` (row 7: SCRIPT KILL from a
+  connection made while a script loops), ``lua_hook_less_loop`` (row 4: does anything
+  answer while a metamethod loops under struct.pack; a frozen server is killed).
+
 Targets (issue 14): the 64 MB SET within 3x redis-server's time; no other client waits more
 than 100 ms in any scenario (KEYS excepted until the matcher lands).
 
@@ -32,6 +45,17 @@ redis-server 7.0.15 in the same run; before = the tree before issue 14's network
     (session 8: the slot layout's int per key had made it 0.055 s and a 55 ms PING; the
     index dicts now go to the lazy-free queue too: 0.008 s, PING 6.8 ms vs 2.6 ms)
     KEYS *a*a*a*a*b      3.18 s        0.000 s          (the matcher: another helper's)
+
+Issue 26 (2026-12-02, same VM, loaded; worst PING of another client, ferrumkv vs
+redis-server; before = main before the fix):
+
+    SRANDMEMBER k -10M           84 ms      668 ms   RSS +5.6 vs +81 MB   before 8446 ms
+    HRANDFIELD  k -10M WITHV.    64 ms     2989 ms   RSS +6.3 vs +155 MB
+    ZRANDMEMBER k -10M WITHS.    58 ms     4531 ms   RSS +6.3 vs +119 MB
+    first PFADD / DUMP / RESTORE 36 / 34 / 77 ms  (before 1305 / 788 / 1047 ms)
+    first BITCOUNT / allkeys-ahe / litehit-shadow yes   28 / 44 / 72 ms
+                                      (before 162 / 644 / 644 ms; RSS +10-120 MB still)
+    SCRIPT KILL, new connection  0.008 s    0.006 s   (before: no answer in 10 s)
 
 Writes a text report to ``--out`` (default ``out/hostile_clients.txt``), never under docs/.
 """
@@ -227,11 +251,186 @@ def flushall_scenario(port: int, pid) -> dict:
     return {"time_s": elapsed, "worst_ping_ms": w.worst_ms}
 
 
+RAND_DRAWS = 10_000_000       # |count| of the random-member scenarios (issue 26 row 9)
+RAND_TIMEOUT_S = 120.0
+
+
+def drain(sock: socket.socket, nbytes: int) -> int:
+    """Read ``nbytes`` (or until the server closes); returns the bytes read."""
+    got = 0
+    while got < nbytes:
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            break
+        got += len(chunk)
+    return got
+
+
+def random_members(port: int, pid, args: list, frame_bytes: int) -> dict:
+    """SRANDMEMBER / HRANDFIELD / ZRANDMEMBER with a huge negative count on a 3-member key
+    of one-byte members (every pick's frame is ``frame_bytes``): the client reads the whole
+    reply; another client's worst PING and the server's RSS peak meanwhile."""
+    command(port, b"DEL", b"rk")
+    kind = args[0].upper()
+    if kind == b"SRANDMEMBER":
+        command(port, b"SADD", b"rk", b"a", b"b", b"c")
+    elif kind == b"HRANDFIELD":
+        command(port, b"HSET", b"rk", b"a", b"1", b"b", b"2", b"c", b"3")
+    else:
+        command(port, b"ZADD", b"rk", b"1", b"a", b"2", b"b", b"3", b"c")
+    full = args[:1] + [b"rk"] + args[1:]
+    draws = abs(int(args[1]))
+    frames = draws * (2 if len(args) > 2 else 1)
+    expect = len(b"*%d\r\n" % frames) + draws * frame_bytes
+    with Watcher(port) as w, RssPeak(pid) as rss:
+        t = time.perf_counter()
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.settimeout(RAND_TIMEOUT_S)
+            s.sendall(b"*%d\r\n" % len(full) + b"".join(b"$%d\r\n%b\r\n" % (len(a), a)
+                                                        for a in full))
+            first = s.recv(64)
+            if first.startswith(b"-"):
+                got = len(first)
+            else:
+                got = len(first) + drain(s, expect - len(first))
+        elapsed = time.perf_counter() - t
+    command(port, b"DEL", b"rk")
+    return {"time_s": elapsed, "rss_growth_mb": (rss.peak - rss.base) / 1024,
+            "worst_ping_ms": w.worst_ms, "reply_mb": got / 1e6}
+
+
+FIRST_USE_SETTLE_S = 1.5     # watched after the reply: a background load shares the GIL
+RESTORE_PAYLOAD = b"\x00\x01v\n\x00\x91\x08\xce\xb2\x198\x8a\xce"  # DUMP of "v", 7.0
+FIRST_USE = {     # issue 26 row 10: the first use of a family's compiled kernels
+    "first_pfadd": [[b"PFADD", b"hll", b"a", b"b"]],
+    "first_dump": [[b"SET", b"dk", b"v"], [b"DUMP", b"dk"]],
+    "first_restore": [[b"RESTORE", b"rk", b"0", RESTORE_PAYLOAD]],
+    "first_bitcount": [[b"SET", b"bk", b"v"], [b"BITCOUNT", b"bk"]],
+    "first_ahe": [[b"CONFIG", b"SET", b"maxmemory", b"100mb"],
+                  [b"CONFIG", b"SET", b"maxmemory-policy", b"allkeys-ahe"]],
+    "first_shadow": [[b"CONFIG", b"SET", b"litehit-shadow", b"yes"]],
+}
+
+
+def first_use(port: int, pid, commands: list) -> dict:
+    """On a fresh server: the commands that first use a family of kernels, one client,
+    while another PINGs; its worst wait and the RSS growth, the load's aftermath included
+    (``FIRST_USE_SETTLE_S``).  redis-server has no such load (or no such command: the
+    litehit ones answer an error there, measured the same way)."""
+    with Watcher(port) as w, RssPeak(pid) as rss:
+        t = time.perf_counter()
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            for args in commands:
+                s.sendall(b"*%d\r\n" % len(args) + b"".join(
+                    b"$%d\r\n%b\r\n" % (len(a), a) for a in args))
+                read_reply(s, bytearray())
+        elapsed = time.perf_counter() - t
+        time.sleep(FIRST_USE_SETTLE_S)
+    return {"time_s": elapsed, "rss_growth_mb": (rss.peak - rss.base) / 1024,
+            "worst_ping_ms": w.worst_ms}
+
+
+BUSY_THRESHOLD_MS = b"100"
+HANG_LIMIT_S = 10.0            # past this a server that answers nothing counts as frozen
+GC_STOP_SCRIPTS = 300          # scripts run after collectgarbage('stop') (issue 26 row 8)
+GC_SCRIPT = (b"local t = {} for i = 1, 20000 do t[i] = tostring(i) .. 'x' end "
+             b"return #t")
+
+
+def _send(sock, *args: bytes) -> None:
+    sock.sendall(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%b\r\n" % (len(a), a)
+                                                   for a in args))
+
+
+def busy_new_connection(port: int, pid) -> dict:
+    """Issue 26 row 7: a script loops; a connection made while it is busy sends SCRIPT
+    KILL.  kill_s: from that connection's connect to its reply (HANG_LIMIT_S if none);
+    killed: 1 when the reply was +OK."""
+    command(port, b"CONFIG", b"SET", b"busy-reply-threshold", BUSY_THRESHOLD_MS)
+    looper = socket.create_connection(("127.0.0.1", port))
+    _send(looper, b"EVAL", b"while true do end", b"0")
+    time.sleep(0.5)
+    t = time.perf_counter()
+    killed = 0
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=HANG_LIMIT_S) as s:
+            _send(s, b"SCRIPT", b"KILL")
+            killed = int(read_reply(s, bytearray()) == b"+OK")
+    except (socket.timeout, ConnectionError):
+        pass
+    elapsed = time.perf_counter() - t
+    if not killed and pid is not None:
+        os.kill(pid, 9)         # still looping: this run's server is gone
+    looper.close()
+    return {"kill_s": elapsed, "killed": killed}
+
+
+def lua_gc_stop(port: int, pid) -> dict:
+    """Issue 26 row 8: collectgarbage('stop') in one script, then ordinary scripts that
+    each leave garbage: the server's RSS growth and another client's worst PING."""
+    with Watcher(port) as w, RssPeak(pid) as rss:
+        command(port, b"EVAL", b"collectgarbage('stop') return 1", b"0")
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            buf = bytearray()
+            for _ in range(GC_STOP_SCRIPTS):
+                _send(s, b"EVAL", GC_SCRIPT, b"0")
+                read_reply(s, buf)
+    command(port, b"EVAL", b"collectgarbage('restart') collectgarbage() return 1", b"0")
+    return {"rss_growth_mb": (rss.peak - rss.base) / 1024, "worst_ping_ms": w.worst_ms}
+
+
+def lua_binary_chunk(port: int, pid) -> dict:
+    """Issue 26 row 1: is a compiled chunk run?  accepted: 1 when loadstring of a dumped
+    function returned its value (Redis refuses binary chunks)."""
+    line = command(port, b"EVAL",
+                   b"return loadstring(string.dump(function() return 1 end))()", b"0")
+    return {"accepted": int(line == b":1")}
+
+
+def lua_hook_less_loop(port: int, pid) -> dict:
+    """Issue 26 row 4: a __tostring metamethod that loops, run by struct.pack: does a new
+    connection still get an answer (PING: -BUSY counts) within HANG_LIMIT_S?  The
+    server is killed when it does not (run it last)."""
+    command(port, b"CONFIG", b"SET", b"busy-reply-threshold", BUSY_THRESHOLD_MS)
+    looper = socket.create_connection(("127.0.0.1", port))
+    _send(looper, b"EVAL", b"return struct.pack('s', setmetatable({}, {__tostring = "
+          b"function() while true do end end}))", b"0")
+    time.sleep(0.5)
+    t = time.perf_counter()
+    answered = 0
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=HANG_LIMIT_S) as s:
+            _send(s, b"PING")
+            read_reply(s, bytearray())
+            answered = 1
+            _send(s, b"SCRIPT", b"KILL")
+            read_reply(s, bytearray())
+    except (socket.timeout, ConnectionError):
+        pass
+    elapsed = time.perf_counter() - t
+    if not answered and pid is not None:
+        os.kill(pid, 9)
+    looper.close()
+    return {"answer_s": elapsed, "answered": answered}
+
+
 SCENARIOS = {     # KEYS last: a matcher that hangs takes its server down
+    "lua_binary_chunk": lua_binary_chunk,
+    "lua_gc_stop": lua_gc_stop,
+    "srandmember": lambda port, pid: random_members(
+        port, pid, [b"SRANDMEMBER", b"-%d" % RAND_DRAWS], 7),
+    "hrandfield": lambda port, pid: random_members(
+        port, pid, [b"HRANDFIELD", b"-%d" % RAND_DRAWS, b"WITHVALUES"], 14),
+    "zrandmember": lambda port, pid: random_members(
+        port, pid, [b"ZRANDMEMBER", b"-%d" % RAND_DRAWS, b"WITHSCORES"], 14),
+    "hrandfield_max": lambda port, pid: random_members(
+        port, pid, [b"HRANDFIELD", b"-9223372036854775807", b"WITHVALUES"], 14),
     "set64": lambda port, pid: big_set(port, pid, 64),
     "set256": lambda port, pid: big_set(port, pid, 256),
     "flushall": flushall_scenario,
     "keys": keys_scenario,
+    "busy_new_conn": busy_new_connection,     # these may kill a frozen server: last
+    "lua_hook_less_loop": lua_hook_less_loop,
 }
 
 
@@ -260,20 +459,42 @@ def start_servers(args) -> tuple[int, int, dict, list]:
     return ours, theirs, started, procs
 
 
+def stop_all(procs: list) -> None:
+    """Stop the servers this script started, by their PIDs."""
+    for p in procs:
+        p.terminate()
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(30)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--port", type=int, help="a running ferrumkv_py (default: start one)")
     ap.add_argument("--redis-port", type=int, help="a running redis-server (default: start)")
-    ap.add_argument("--only", nargs="*", choices=sorted(SCENARIOS), help="scenarios to run")
+    ap.add_argument("--only", nargs="*", choices=sorted(SCENARIOS) + sorted(FIRST_USE),
+                    help="scenarios to run")
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "hostile_clients.txt"))
     args = ap.parse_args(argv)
-    ours, theirs, started, procs = start_servers(args)
+    names = args.only or list(FIRST_USE) + list(SCENARIOS)
     lines = []
+    ours, theirs, started, procs = start_servers(args)
     try:
-        for name in args.only or list(SCENARIOS):
+        for name in names:
             row = {}
-            for label, port in (("ferrumkv", ours), ("redis", theirs)):
-                row[label] = SCENARIOS[name](port, started.get(port))
+            if name in FIRST_USE:     # a fresh pair of servers: nothing loaded yet
+                fresh = argparse.Namespace(port=None, redis_port=None)
+                f_ours, f_theirs, f_started, f_procs = start_servers(fresh)
+                try:
+                    for label, port in (("ferrumkv", f_ours), ("redis", f_theirs)):
+                        row[label] = first_use(port, f_started.get(port), FIRST_USE[name])
+                finally:
+                    stop_all(f_procs)
+            else:
+                for label, port in (("ferrumkv", ours), ("redis", theirs)):
+                    row[label] = SCENARIOS[name](port, started.get(port))
             a, b = row["ferrumkv"], row["redis"]
             for metric in a:
                 if metric == "reply":
@@ -283,13 +504,7 @@ def main(argv=None) -> int:
                              % (name, metric, a[metric], b[metric], ratio))
                 print(lines[-1], flush=True)
     finally:
-        for p in procs:
-            p.terminate()
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait(30)
+        stop_all(procs)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")

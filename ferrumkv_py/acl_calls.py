@@ -1,12 +1,12 @@
 """ACL checks of calls: which arguments are keys and what each needs, the dispatcher's
 check (:func:`deny`, with its ACL LOG entry) and SORT's full-read test.
 
-A call is checked against its user's selectors (acl.User.check); the keys come from the
-command's key specs in Redis 7.0's table (acl_table.py), as Redis's
-getKeysFromCommandWithSpecs finds them: each key position gets the permission of the
-index + range spec covering it, or else the union of the keyword / keynum specs'
-permissions.  The plan of a command (its table id, specs, and the fast answer for a single
-fixed key) is computed once per command and cached.
+A call is checked against its user's selectors (acl.User.check); the keys and their flags
+come from the command's key specs, found as Redis's getKeysFromCommandWithSpecs finds them,
+by ``command_specs.keys_with_flags``: the one home of key positions, which COMMAND GETKEYS
+and GETKEYSANDFLAGS answer from too.  A key's flags become the permission it needs as in
+ACLSelectorCheckKey.  The fast answer for a command with a single fixed key is computed once
+per command and cached.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 
 from . import errors as _errors
+from .command_specs import (NOT_KEY, VARIABLE_FLAG_KEYS, InvalidKeys, key_specs,
+                            keys_with_flags)
 from .acl import (ALL_PERM, CHANNEL_COMMANDS, DENIED_AUTH, DENIED_CHANNEL,  # noqa: F401
                   DENIED_CMD, DENIED_KEY, OK, READ, TABLE, WRITE, User)
 
@@ -23,72 +25,63 @@ _KEYNUM_AT_2 = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "
 
 
 def _plan(spec) -> tuple:
-    """(table id, key specs, permission of keys no index+range spec covers, permission of
-    the only key when the command has exactly one fixed key, else -1), cached per spec."""
+    """(table id, permission of the only key when the command has exactly one key, at a
+    fixed index, from its one key spec, else -1), cached per spec: the fast case of
+    :func:`key_positions` (the same answer keys_with_flags would give)."""
     plan = _PLANS.get(spec)
     if plan is None:
         cid = TABLE.id.get(spec.name, -1)
         specs = TABLE.keyspecs[cid] if cid >= 0 else ()
-        loose = 0
-        for b, _, _, perm in specs:
-            if b == 0:
-                loose |= perm
-        if not any(b == 0 for b, _, _, _ in specs):
-            for _, _, _, perm in specs:
-                loose |= perm
         single = -1
-        if (spec.getkeys is None and spec.name not in _KEYNUM_AT_2 and spec.name != "set"
+        if (spec.getkeys is None and spec.name not in _KEYNUM_AT_2
+                and spec.name not in VARIABLE_FLAG_KEYS     # SET, BITFIELD: flags by args
+                and not _not_key(spec)                      # SPUBLISH's channel
                 and spec.first_key > 0 and spec.last_key == spec.first_key and len(specs) == 1
                 and specs[0][:2] == (spec.first_key, 0)):
             single = specs[0][3]
-        plan = _PLANS[spec] = (cid, specs, loose, single)
+        plan = _PLANS[spec] = (cid, single)
     return plan
 
 
 _PLANS: dict = {}
 
 
-def key_positions(spec, argv: list) -> list:
-    """(argument index, permission) for each key of one call, as Redis's
-    getKeysFromCommandWithSpecs finds them with the flags of the covering key spec.
+def _not_key(spec) -> bool:
+    """Has the command a key spec flagged ``not_key`` (a shard channel, not a key)?"""
+    return any(NOT_KEY in {bytes(f).lower() for f in k[b"flags"]} for k in key_specs(spec))
 
-    Complexity: O(len(argv))."""
-    cid, specs, loose, single = _plan(spec)
+
+def key_positions(spec, argv: list) -> list:
+    """(argument index, permission) for each key of one call: the positions and flags
+    Redis's getKeysFromCommandWithSpecs finds (``command_specs.keys_with_flags``, the one
+    home of key positions, which COMMAND GETKEYS also answers from), each key's flags made
+    a permission as ACLSelectorCheckKey does (ACCESS -> read; INSERT, DELETE, UPDATE ->
+    write).  A call whose keys cannot be found (a bad numkeys) names none, as in Redis,
+    whose command then refuses it.  Before, positions came from the registry's legacy
+    first/last key, and SINTERCARD (keys after numkeys, no first key) named none: a key
+    rule never applied to it (issue 26 row 6).
+
+    Complexity: O(len(argv) * key specs); O(1) for a command with one fixed key."""
+    single = _plan(spec)[1]
     if single >= 0:     # GET, HSET ...: one key at a fixed place
         return [(spec.first_key, single)] if len(argv) > spec.first_key else []
-    name = spec.name
-    if name in _KEYNUM_AT_2:
-        try:
-            n = int(argv[2])
-        except ValueError:
-            return []
-        positions = list(range(3, 3 + n)) if 0 <= n <= len(argv) - 3 else []
-    elif spec.getkeys is not None:
-        try:
-            keys = spec.getkeys(argv)
-        except Exception:       # a call COMMAND GETKEYS refuses names no keys
-            return []
-        ident = {id(k) for k in keys}
-        positions = [i for i, a in enumerate(argv) if id(a) in ident and i > 0]
-    elif spec.first_key > 0 and len(argv) > spec.first_key:
-        last = spec.last_key if spec.last_key >= 0 else len(argv) + spec.last_key
-        positions = list(range(spec.first_key, min(last, len(argv) - 1) + 1, spec.step or 1))
-    else:
+    try:
+        found = keys_with_flags(spec, argv)
+    except InvalidKeys:
         return []
-    if name == "set":   # Redis setGetKeys: the key is only written unless GET is given
-        get = any(a.split(b"\0", 1)[0].lower() == b"get" for a in argv[3:])
-        return [(1, ALL_PERM if get else WRITE)]
-    out = []
-    for pos in positions:
-        need = loose
-        for b, last, step, perm in specs:
-            if b and pos >= b:
-                end = b + last if last >= 0 else len(argv) + last
-                if pos <= end and (pos - b) % (step or 1) == 0:
-                    need = perm
-                    break
-        out.append((pos, need))
-    return out
+    return [(pos, _perm(flags)) for pos, flags in found]
+
+
+def _perm(flags) -> int:
+    """ACLSelectorCheckKey's permission for a key's flags (a set of Status)."""
+    perm = 0
+    for f in flags:
+        f = bytes(f).lower()
+        if f == b"access":
+            perm |= READ
+        elif f in (b"insert", b"delete", b"update"):
+            perm |= WRITE
+    return perm
 
 
 _channel_checked: dict = {}

@@ -32,6 +32,7 @@ import time
 from . import acl_calls as acl, errors, limits
 from .client_state import ClientState
 from .errors import CommandError, WrongTypeError
+from .first_use import Postponed
 from .registry import COMMANDS, lookup
 from .notify import NOTIFY_STRING
 from .resp import (NULL_ARRAY, OK, QUEUED, ProtocolError, Pushed, QueryBufferLimit,
@@ -39,6 +40,7 @@ from .resp import (NULL_ARRAY, OK, QUEUED, ProtocolError, Pushed, QueryBufferLim
 from .shadow import FLAG_WRITE     # the shadow's hot-path contract (shadow.HOT_PATH_ATTRS)
 
 POSTPONED = Raw(b"")    # call(): CLIENT PAUSE holds the command (compared by identity)
+STREAMING = Raw(b"")    # call(): done, its reply still streaming: the rest waits (_randpick)
 
 _perf_ns = time.perf_counter_ns
 log = logging.getLogger("ferrumkv")
@@ -130,6 +132,12 @@ class Client(asyncio.Protocol, ClientState):
     # ---- asyncio.Protocol ----
 
     def connection_made(self, transport) -> None:
+        if self.transport is not None:  # accepted while a script was busy: the loop's now
+            from .busy_accept import adopt
+            adopt(self, transport)
+            if self.obuf_early < DEFAULT_HIGH_WATER_BYTES:
+                transport.set_write_buffer_limits(high=self.obuf_early)
+            return
         self.transport = transport
         peer = transport.get_extra_info("peername")
         sock = transport.get_extra_info("sockname")
@@ -314,6 +322,9 @@ class Client(asyncio.Protocol, ClientState):
                     if r is POSTPONED:          # CLIENT PAUSE: this and the rest wait
                         self.hold([argv, *it])
                         break
+                    if r is STREAMING:          # its reply streams: the rest waits
+                        self.hold(list(it))
+                        break
                     if self.reply_gate is not None:
                         r = self.gate_reply(r)
                     append(r)
@@ -335,6 +346,11 @@ class Client(asyncio.Protocol, ClientState):
                             reply = OK
                         else:
                             reply = spec.handler(self, argv)
+                    except Postponed as e:      # kernels loading (first_use.py), or a
+                        if e.done:              # reply streaming: it ran (counted)
+                            count(spec)
+                        self.hold(list(it) if e.done else [argv, *it])
+                        break
                     except Exception as e:
                         append(self._failed(spec, e))
                     else:
@@ -500,6 +516,12 @@ class Client(asyncio.Protocol, ClientState):
         t = _perf_ns()
         try:
             reply = spec.handler(self, argv)
+        except Postponed as e:  # kernels loading (first_use.py): held, run again later
+            if not e.done:
+                return POSTPONED
+            self._ran(ops, spec, argv, _perf_ns() - t)     # ran, its reply streaming
+            self._count(spec)
+            return STREAMING
         except Exception as e:
             if self.tracking is not None and spec.keyspace_read:   # Redis: even on errors
                 self.server.tracking.remember(self, spec, argv)
@@ -568,6 +590,16 @@ class Client(asyncio.Protocol, ClientState):
         self.server.stats.count_error(text.split(" ", 1)[0])
         if spec is not None:
             self.server.stats.count_rejected(spec)
+            if spec.name == "exec":
+                # a refused EXEC ends the transaction (Redis rejectCommand ->
+                # execCommandAbort): the BUSY, OOM, NOPERM ... text comes after its
+                # prefix; Redis's formatted refusals (arity, pub/sub context) carry no ERR
+                if text.startswith("ERR "):
+                    text = text[4:]
+                self.multi = None
+                self.multi_error = self.multi_denyoom = False
+                self.unwatch_all()
+                text = errors.EXEC_ABORT_BECAUSE % text
         return encode_error(text)
 
     # ---- CLIENT PAUSE and CLIENT REPLY (ops.py, commands/operators.py) ----
@@ -592,6 +624,8 @@ class Client(asyncio.Protocol, ClientState):
     def resume_held(self) -> None:
         """The pause ended: run the postponed commands, send their replies, read again.
         Complexity: the commands' own."""
+        if self.stream is not None:     # a reply still streams: it resumes the rest
+            return
         held, self.held = self.held, None
         if held is None or self.closing or self.transport is None:
             return
@@ -602,6 +636,9 @@ class Client(asyncio.Protocol, ClientState):
             r = self.call(argv)
             if r is POSTPONED:          # paused again by an earlier command of the batch
                 self.hold(held[i:])
+                break
+            if r is STREAMING:          # its reply streams: the rest waits again
+                self.hold(held[i + 1:])
                 break
             if self.reply_gate is not None:
                 r = self.gate_reply(r)

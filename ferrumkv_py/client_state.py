@@ -80,6 +80,7 @@ class ClientState:
         self.unsent = None           # output queued for Server.flush_writes (frames)
         # ---- CLIENT PAUSE / REPLY / NO-EVICT (ops.py, commands/operators.py) ----
         self.held = None             # commands postponed by CLIENT PAUSE, in order
+        self.stream = None           # a reply still streaming (commands/_randpick.py)
         self.reply_gate = None       # CLIENT REPLY: None (on), "off", "skip_next", "skip"
         self.no_evict = False
         self.in_exec = False

@@ -91,6 +91,7 @@ EXEC_WITHOUT_MULTI = "EXEC without MULTI"
 DISCARD_WITHOUT_MULTI = "DISCARD without MULTI"
 WATCH_IN_MULTI = "WATCH inside MULTI is not allowed"
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
+EXEC_ABORT_BECAUSE = "EXECABORT Transaction discarded because of: %s"   # a refused EXEC
 MAX_CLIENTS = "max number of clients reached"
 SAME_OBJECT = "source and destination objects are the same"
 STRING_TOO_LONG = "string exceeds maximum allowed size (proto-max-bulk-len)"
@@ -110,6 +111,7 @@ LPOS_RANK_ZERO = ("RANK can't be zero: use 1 to start from the first match, 2 fr
                   "... or use negative to start from the end of the list")
 LPOS_COUNT_NEGATIVE = "COUNT can't be negative"
 LPOS_MAXLEN_NEGATIVE = "MAXLEN can't be negative"
+OUT_OF_RANGE = "value is out of range"   # HRANDFIELD / ZRANDMEMBER: a pair count past LONG_MAX/2
 RANDOM_COUNT_RANGE = ("value is out of range, value must between -9223372036854775807 and "
                       "9223372036854775807")
 NUMKEYS_NOT_POSITIVE = "numkeys should be greater than 0"

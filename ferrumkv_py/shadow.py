@@ -716,10 +716,14 @@ def _info_litehit(server) -> list:
 
 class ShadowSwitch(Subsystem):
     """``server.shadow``: the shadow while ``litehit-shadow`` is on, built afresh when it or
-    its settings change, closed when the server stops.  Complexity: O(1) per change."""
+    its settings change, closed when the server stops.  Switched on by CONFIG SET while the
+    server serves, the kernels load on a thread first (first_use.py) and the shadow starts
+    when they are ready, so nobody waits; at start-up they load here.
+    Complexity: O(1) per change."""
 
     def __init__(self, server):
         super().__init__(server)
+        self.loading = False        # a thread is loading the kernels
         cfg = server.config
         cfg.on_change("litehit-shadow", self.apply)
         cfg.on_change("litehit-shadow-mode", self.apply, call_now=False)
@@ -732,8 +736,28 @@ class ShadowSwitch(Subsystem):
         if server.shadow is not None:
             server.shadow.close()
             server.shadow = None
-        if server.config["litehit-shadow"]:
-            server.shadow = Shadow(server)
+        if not server.config["litehit-shadow"]:
+            return
+        loop = getattr(server, "loop", None)
+        if LiteHit is None and loop is not None and loop.is_running():
+            if not self.loading:
+                from .first_use import start_thread
+                self.loading = True
+
+                def load_then_apply() -> None:
+                    try:
+                        load_kernels()
+                    finally:
+                        loop.call_soon_threadsafe(self._loaded)
+                start_thread("litehit-shadow", load_then_apply)
+            return
+        server.shadow = Shadow(server)
+
+    def _loaded(self) -> None:
+        self.loading = False
+        server = self.server
+        if LiteHit is not None and server.shadow is None and server.config["litehit-shadow"]:
+            self.apply()
 
     async def stop(self) -> None:
         if self.server.shadow is not None:

@@ -144,6 +144,8 @@ class Tracking:
             out = c.run(spec, argv)
         finally:
             self.current = prev
+        if not out:         # POSTPONED (client.py): not run yet, nothing to settle
+            return out
         tr = c.tracking
         if tr is not None:
             if c.multi is None and not spec.name.startswith("client"):

@@ -117,6 +117,7 @@ def parse_double(b: bytes, msg: str = errors.NOT_FLOAT) -> float:
 # ---- container helpers: random picks with a count, and the one-reply xSCAN ----
 
 ULONG_MAX = 2 ** 64 - 1
+RANDOM_PAIRS_MAX = LLONG_MAX // 2   # Redis's LONG_MAX/2 bound on a count WITHVALUES/WITHSCORES
 _CURSOR_RE = re.compile(rb"[+-]?[0-9]+\Z")
 
 
@@ -130,11 +131,10 @@ def random_pick_reply(c, items: list, count: int, value_of=None):
     """
     rng = c.ks.rng
     n = len(items)
-    if count >= 0:
-        picked = items if count >= n else rng.sample(items, count)
-    else:
-        rand = rng.random
-        picked = [items[int(rand() * n)] for _ in range(-count)]
+    if count < 0:   # bounded by the output limits before anything is built (_randpick.py)
+        from ._randpick import draws_reply
+        return draws_reply(c, items, -count, value_of)
+    picked = items if count >= n else rng.sample(items, count)
     if value_of is None:
         return bulk_array(picked)
     if c.proto == 3:
@@ -148,14 +148,17 @@ def random_pick_reply(c, items: list, count: int, value_of=None):
 
 def parse_random_count(argv: list, flag: bytes) -> tuple[int, bool]:
     """HRANDFIELD / ZRANDMEMBER ``key count [WITHVALUES|WITHSCORES]``: ``(count, flag
-    given)``, with Redis's errors in Redis's order (syntax, then the count).  ``flag`` is
-    the lower-case option name.  Complexity: O(1)."""
-    with_flag = len(argv) >= 4
-    if with_flag and (argv[3].lower() != flag or len(argv) > 4):
-        raise CommandError(errors.SYNTAX)
+    given)``, with Redis's errors in Redis's order (the count's range, then the syntax, then
+    with the flag a count beyond +-LONG_MAX/2, whose doubled reply length would overflow:
+    ``value is out of range``).  ``flag`` is the lower-case option name.  Complexity: O(1)."""
     count = parse_int(argv[2])
     if count < -LLONG_MAX:
         raise CommandError(errors.RANDOM_COUNT_RANGE)
+    with_flag = len(argv) >= 4
+    if with_flag and (argv[3].lower() != flag or len(argv) > 4):
+        raise CommandError(errors.SYNTAX)
+    if with_flag and not -RANDOM_PAIRS_MAX <= count <= RANDOM_PAIRS_MAX:
+        raise CommandError(errors.OUT_OF_RANGE)
     return count, with_flag
 
 

@@ -24,6 +24,7 @@ import sys
 
 from .. import errors, inplace
 from ..errors import CommandError, WrongTypeError
+from ..first_use import Kernels, gate_commands
 from ..lazy import LazyModule
 from ..notify import NOTIFY_STRING
 from ..registry import command
@@ -352,3 +353,9 @@ def bitfield_ro(c, argv):
     """BITFIELD_RO key [GET encoding offset ...]
     Reads integer fields of a string (the read-only variant of BITFIELD)."""
     return _bitfield(c, argv, True)
+
+
+# ---- first use (first_use.py): the kernels load on a thread while only the caller waits ----
+
+KERNELS = Kernels("bitmaps", ("ferrumkv_py.bits",))
+gate_commands(KERNELS, ['bitcount', 'bitpos', 'bitop', 'bitfield', 'bitfield_ro'])

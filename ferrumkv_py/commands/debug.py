@@ -26,6 +26,7 @@ import random
 import re
 import time
 
+from ..first_use import gate_commands
 from .. import digest, errors, memory
 from ..config import parse_memory, protected_allowed
 from ..errors import CommandError
@@ -34,6 +35,7 @@ from ..registry import command
 from ..resp import OK, Raw, RespSet, Status, Verbatim
 from . import introspection, keys as keys_cmds
 from ._util import parse_int
+from .dump import KERNELS as RDB_KERNELS
 
 log = logging.getLogger("ferrumkv")
 
@@ -422,3 +424,9 @@ SUBCOMMANDS = {   # lower-case name -> (accepted argc, handler), Redis 7.0's arg
     "reload": (lambda n: n >= 2, _reload),
     "loadaof": (_n(2), _refused("LOADAOF")),
 }
+
+
+# ---- first use (first_use.py): DEBUG OBJECT / QUICKLIST-PACKED-THRESHOLD ... use rdb's
+# kernels: loaded on a thread at the first DEBUG while only the caller waits ----
+
+gate_commands(RDB_KERNELS, ["debug"])

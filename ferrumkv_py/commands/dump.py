@@ -18,6 +18,7 @@ Redis keeps the access time on a 24-bit seconds clock, so an IDLETIME beyond it 
 from __future__ import annotations
 
 from .. import errors
+from ..first_use import Kernels, gate_commands
 from ..lazy import LazyModule
 from ..errors import CommandError
 from ..notify import NOTIFY_GENERIC
@@ -148,3 +149,9 @@ def restore_asking(c, argv):
     """RESTORE-ASKING key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]
     RESTORE for cluster slot migration; without cluster mode it is RESTORE."""
     return _restore(c, argv)
+
+
+# ---- first use (first_use.py): the kernels load on a thread while only the caller waits ----
+
+KERNELS = Kernels("dump", ("ferrumkv_py.rdb",))
+gate_commands(KERNELS, ['dump', 'restore', 'restore-asking'])

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from ..first_use import NUMPY, gate_commands
 from .. import errors, geohash
 from ..errors import CommandError
 from ..pqsort import partial_sort
@@ -287,3 +288,8 @@ def geosearchstore(c, argv):
     """GEOSEARCHSTORE destination source <FROMMEMBER member | FROMLONLAT longitude latitude> <BYRADIUS radius <M | KM | FT | MI> | BYBOX width height <M | KM | FT | MI>> [ASC | DESC] [COUNT count [ANY]] [STOREDIST]
     GEOSEARCH, storing the result as a sorted set (scores: geohashes, or distances)."""
     return _search(c, argv, 2, _SEARCH_STORE)
+
+
+# ---- first use (first_use.py): numpy loads on a thread while only the caller waits ----
+
+gate_commands(NUMPY, ['georadius', 'georadius_ro', 'georadiusbymember', 'georadiusbymember_ro', 'geosearch', 'geosearchstore'])

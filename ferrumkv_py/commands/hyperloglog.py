@@ -18,6 +18,7 @@ publish nothing, as in Redis 7.0.
 from __future__ import annotations
 
 from .. import errors
+from ..first_use import Kernels, gate_commands
 from ..lazy import LazyModule
 from ..errors import CommandError, WrongTypeError
 from ..notify import NOTIFY_STRING
@@ -232,3 +233,9 @@ def pfselftest(c, argv):
     _selftest_registers(rng)
     _selftest_error(rng, _max_bytes(c))
     return Status(b"OK")
+
+
+# ---- first use (first_use.py): the kernels load on a thread while only the caller waits ----
+
+KERNELS = Kernels("hyperloglog", ("ferrumkv_py.hll",))
+gate_commands(KERNELS, ['pfadd', 'pfcount', 'pfmerge', 'pfdebug', 'pfselftest'])

@@ -26,6 +26,7 @@ O(min(len(a), len(b)) * max(len(a), len(b)) / 8) bytes.
 
 from __future__ import annotations
 
+from ..first_use import NUMPY, gate_commands
 from .. import errors
 from ..errors import CommandError
 from ..registry import command
@@ -203,3 +204,8 @@ def lcs(c, argv):
     if getidx:
         return {b"matches": ranges, b"len": len(text)}
     return text
+
+
+# ---- first use (first_use.py): numpy loads on a thread while only the caller waits ----
+
+gate_commands(NUMPY, ['lcs'])

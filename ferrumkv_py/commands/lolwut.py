@@ -22,6 +22,7 @@ import math
 import random
 import zlib
 
+from ..first_use import NUMPY, gate_commands
 from .. import errors
 from ..errors import CommandError
 from ..registry import command
@@ -219,3 +220,8 @@ def lolwut(c, argv):
         text = render_ansi(skyline(*values, _rng(6, values)))
         return Verbatim((text + SKYLINE_FOOTER % REDIS_VERSION).encode())
     return Verbatim(("Redis ver. %s\n" % REDIS_VERSION).encode())
+
+
+# ---- first use (first_use.py): numpy loads on a thread while only the caller waits ----
+
+gate_commands(NUMPY, ['lolwut'])

@@ -39,6 +39,7 @@ from ..notify import NOTIFY_GENERIC, NOTIFY_SET
 from ..registry import command
 from ..resp import RespSet
 from ..values import RSet
+from ._randpick import draws_reply
 from ._stored import drop_notify
 from ._util import (LLONG_MAX, bulk_array, check_type, parse_int, parse_pop_count, read_typed,
                    scan_reply, shrink, write_typed)
@@ -263,6 +264,8 @@ def srandmember(c, argv):
         return idx.items[idx.draw(rand)]
     if count >= len(s):
         return bulk_array(list(s))
+    if count < 0 and -count >= len(s):  # bounded, streamed (_randpick.py): O(n) <= O(|count|)
+        return draws_reply(c, list(s), -count)
     if count * SRANDMEMBER_COPY_RATIO > len(s):
         return bulk_array(c.ks.rng.sample(list(s), count))
     idx = set_index(s)

@@ -14,11 +14,18 @@ numbers (``snapshot.py`` parses the INFO text itself, one home for every field).
 
 Who may connect (the same stance as the server's protected mode):
 - It listens on the server's ``bind`` addresses only.
-- Without ``requirepass``, only loopback peers are served (403 for the rest), and only
-  requests whose Host header is an IP literal or ``localhost``: a web page elsewhere cannot
-  reach it through DNS rebinding.
-- With ``requirepass``, every route asks for it (HTTP Basic, any user name), compared in
-  constant time; browsers show their own password prompt, Prometheus has ``basic_auth``.
+- Whenever a new connection would owe an AUTH (``Acl.auth_required``: ``requirepass``,
+  ``ACL SETUSER default >pw``, an aclfile or config-file users, ``default off``), every route
+  asks for an ACL user's credentials (HTTP Basic: user name and password, as ``AUTH user
+  pw``; an empty user name means ``default``), checked by ``Acl.authenticate`` (enabled,
+  nopass or a matching hash in constant time); browsers show their own password prompt,
+  Prometheus has ``basic_auth``.  The request then runs as that user, with that user's
+  rights: the command box through the dispatcher as a client authenticated as the user;
+  the snapshot and /metrics only if the user may run INFO, the key browser only if it may
+  run SCAN, showing only the keys it may read (TYPE's key rule).
+- Otherwise (the default user on and nopass), only loopback peers are served (403 for the
+  rest), as the default user, and only requests whose Host header is an IP literal or
+  ``localhost``: a web page elsewhere cannot reach it through DNS rebinding.
 - ``POST /api/command`` also needs the header ``X-Ferrumkv-Console: 1`` and a JSON body: a
   cross-site form or image cannot send either without a CORS preflight, which the console
   never grants.
@@ -33,9 +40,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import hmac
 import ipaddress
-import json
 import logging
 import os
 import socket
@@ -146,28 +151,32 @@ class Console:
 
     # ---- who may ask ----
 
-    def _denied(self, request):
-        """None if the request may proceed, else the response refusing it."""
+    def _admit(self, request):
+        """``(user, None)`` if the request may proceed as ``user`` (acl.User), else
+        ``(None, response)`` refusing it.  Complexity: O(password length + passwords)."""
         from aiohttp import web
-        password = self.server.requirepass
-        if not password:
+        acl = self.server.acl
+        if not acl.auth_required():
             if not _loopback(request.remote):
-                return web.Response(status=403, text="console: only loopback clients are "
-                                    "served while requirepass is not set\n")
+                return None, web.Response(status=403, text="console: only loopback clients "
+                                          "are served while no password is required\n")
             if not _host_allowed(request.headers.get("Host", "")):
-                return web.Response(status=403, text="console: unexpected Host header\n")
-            return None
-        given = b""
+                return None, web.Response(status=403, text="console: unexpected Host header\n")
+            return acl.default, None
+        name, given = b"", None
         auth = request.headers.get("Authorization", "")
         if auth[:6].lower() == "basic ":
             try:
-                given = base64.b64decode(auth[6:].strip(), validate=True).partition(b":")[2]
+                name, _, given = base64.b64decode(auth[6:].strip(),
+                                                  validate=True).partition(b":")
             except (binascii.Error, ValueError):
-                given = b""
-        if hmac.compare_digest(given, password.encode("utf-8", "surrogateescape")):
-            return None
-        return web.Response(status=401, text="console: password required\n",
-                            headers={"WWW-Authenticate": 'Basic realm="ferrumkv console"'})
+                given = None
+        user = acl.authenticate(name or b"default", given) if given is not None else None
+        if user is not None:
+            return user, None
+        return None, web.Response(status=401, text="console: user name and password "
+                                  "required\n", headers={"WWW-Authenticate":
+                                                        'Basic realm="ferrumkv console"'})
 
     @property
     def _guard(self):
@@ -175,9 +184,10 @@ class Console:
 
         @web.middleware
         async def guard(request, handler):
-            refused = self._denied(request)
+            user, refused = self._admit(request)
             if refused is not None:
                 return refused
+            request["user"] = user
             response = await handler(request)
             response.headers["Cache-Control"] = "no-store"
             response.headers["X-Content-Type-Options"] = "nosniff"
@@ -194,12 +204,16 @@ class Console:
     async def _snapshot(self, request):
         from aiohttp import web
         from .snapshot import info_snapshot
+        refused = _refuse(request, [b"INFO", b"everything"])
+        if refused is not None:
+            return refused
         return web.json_response(info_snapshot(self.server))
 
     async def _curve(self, request):
         from aiohttp import web
         points = _int_arg(request, "points", 32, 2, MAX_CURVE_POINTS)
-        return web.json_response(self._run([b"LITEHIT", b"CURVE", b"%d" % points]))
+        return web.json_response(self._run([b"LITEHIT", b"CURVE", b"%d" % points],
+                                           user=request["user"]))
 
     async def _advise(self, request):
         from aiohttp import web
@@ -207,7 +221,7 @@ class Console:
         target = request.query.get("target")
         if target:
             argv.append(target.encode())
-        return web.json_response(self._run(argv))
+        return web.json_response(self._run(argv, user=request["user"]))
 
     async def _keys(self, request):
         from aiohttp import web
@@ -216,8 +230,16 @@ class Console:
         db = _int_arg(request, "db", 0, 0, len(self.server.ks.dbs) - 1)
         cursor = request.query.get("cursor", "0")
         match = request.query.get("match", "*")
-        return web.json_response(browse_keys(self.server, db, cursor.encode(),
-                                             match.encode("utf-8", "surrogateescape"), count))
+        refused = _refuse(request, [b"SCAN", b"0"])
+        if refused is not None:
+            return refused
+        page = browse_keys(self.server, db, cursor.encode(),
+                           match.encode("utf-8", "surrogateescape"), count)
+        user = request["user"]
+        if not user.open:       # only the keys the user may read (TYPE's key rule)
+            page["keys"] = [row for row in page["keys"] if _allowed(
+                user, [b"TYPE", row["key"].encode("utf-8", "surrogateescape")])]
+        return web.json_response(page)
 
     async def _command(self, request):
         from aiohttp import web
@@ -240,24 +262,29 @@ class Console:
                                                 argv[0].decode("utf-8", "replace")}})
         if not 0 <= db < len(self.server.ks.dbs):
             return web.json_response({"error": "no such database"}, status=400)
-        return web.json_response({"reply": self._run(argv, db)})
+        return web.json_response({"reply": self._run(argv, db, request["user"])})
 
     async def _metrics(self, request):
         from aiohttp import web
         from .metrics import render_metrics
+        refused = _refuse(request, [b"INFO", b"everything"])
+        if refused is not None:
+            return refused
         body, content_type = render_metrics(self.server)
         return web.Response(body=body, headers={"Content-Type": content_type})
 
     # ---- running commands ----
 
-    def _run(self, argv: list, db: int = 0):
+    def _run(self, argv: list, db: int = 0, user=None):
         """One command through the dispatcher (every rule of the command table applies) on a
-        client of its own, RESP3; the reply as JSON values (``snapshot.to_json``)."""
+        client of its own authenticated as ``user`` (the request's: ``_admit``), RESP3;
+        the reply as JSON values (``snapshot.to_json``)."""
         from ..client import Client
+        from ..commands.acl import set_user
         from .snapshot import decode_reply
         c = Client(self.server)
         c.proto = 3
-        c.authenticated = True          # the console's own auth admitted the request
+        set_user(c, user or self.server.acl.default)   # _admit checked the credentials
         c.addr = c.laddr = "console:0"
         c.db = self.server.ks.dbs[db]
         try:
@@ -267,6 +294,27 @@ class Console:
             if self.server.blocking_due:    # keys it made ready: serve their waiters now
                 self.server.blocking.after_command(c)
                 self.server.flush_writes()
+
+
+def _allowed(user, argv: list) -> bool:
+    """May ``user`` run ``argv`` (ACL command, key and channel rules, as the dispatcher
+    checks them)?  Complexity: as acl.User.check."""
+    from ..acl import OK
+    from ..acl_calls import check_call
+    from ..registry import lookup
+    spec = lookup(argv[0])
+    if spec is not None and spec.subcommands and len(argv) > 1:
+        spec = spec.subcommands.get(argv[1].lower().decode("utf-8", "surrogateescape"))
+    return spec is not None and check_call(user, spec, argv)[0] == OK
+
+
+def _refuse(request, argv: list):
+    """None if the request's user may run ``argv``, else a 403 naming the command."""
+    from aiohttp import web
+    if _allowed(request["user"], argv):
+        return None
+    return web.Response(status=403, text="console: NOPERM this user has no permissions to "
+                        "run the '%s' command\n" % argv[0].decode().lower())
 
 
 def _int_arg(request, name: str, default: int, lo: int, hi: int) -> int:

@@ -69,6 +69,7 @@ from .ahe import AheSettings, SpecController, make_controller
 from .ahe_adaptive import AdaptiveController
 from ..policies import KIND_AHE, KIND_LFU, KIND_NONE, KIND_RANDOM, KIND_TTL, POLICIES, parse
 from .compiled import CompiledSampler
+from ..first_use import start_thread
 from .probation import PROBATION_COUNTER, PROBATION_END
 from .sampler import (RETRY, SCORE_ADAPT, SCORE_CALL, SCORE_EPS, SCORE_LFU, SCORE_LRU,
                       SCORE_TTL, Sampler)
@@ -133,6 +134,7 @@ class Evictor:
         # that evicts meets a maxmemory; use_kernel False keeps the Python sampler
         self.compiled = None
         self.use_kernel = True
+        self._compiling = False       # the kernel compiles on a thread (first_use.py)
         cfg = server.config
         on = cfg.on_change
         on("lfu-log-factor", self._set_log_factor)
@@ -402,11 +404,32 @@ class Evictor:
 
     def _maybe_compile(self, maxmemory: int) -> None:
         """Build the compiled path (and compile its kernel) the first time a policy that
-        evicts meets a maxmemory: numba loads then, not at start-up nor inside a write."""
+        evicts meets a maxmemory: numba loads then, not inside a write.  While the server
+        runs (CONFIG SET), on a thread (first_use.py): the Python sampler, the kernel's
+        reference, evicts until the kernel is ready; nobody waits.  Before it listens
+        (start-up), here."""
         if (self.compiled is None and self.use_kernel and maxmemory
                 and self.policy_kind not in (KIND_NONE, KIND_RANDOM)):
             comp = CompiledSampler(self.ks)
-            comp.warm()
+            loop = self.server.loop
+            if loop is None or not loop.is_running():
+                comp.warm()
+                self.compiled = comp
+            elif not self._compiling:
+                self._compiling = True
+
+                def warm_then_use() -> None:
+                    try:
+                        comp.warm()
+                    finally:
+                        loop.call_soon_threadsafe(self._use_compiled, comp)
+                start_thread("eviction", warm_then_use)
+
+    def _use_compiled(self, comp) -> None:
+        """On the loop, the kernel compiled: the compiled path takes over (if still wanted:
+        ``use_kernel`` may have been turned off meanwhile)."""
+        self._compiling = False
+        if self.compiled is None and self.use_kernel:
             self.compiled = comp
 
     # ---- INFO ----

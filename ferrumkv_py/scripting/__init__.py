@@ -17,8 +17,8 @@ command without the ``allow_busy`` flag (``server.busy_script`` is set).  SCRIPT
 FUNCTION KILL (allowed while busy) mark the run killed and the next hook raises the kill
 error; SHUTDOWN NOSAVE stops the server and the script with it.  While the script runs, the
 cron, active expiry and eviction do not run (they live on the same loop), and nothing the
-busy clients may run touches the keyspace.  Not done while busy: accepting new connections
-(they wait in the listen backlog and are served when the script ends) and reading from the
+busy clients may run touches the keyspace.  New connections are accepted and served the
+same way (``busy_accept.py``, called from ``busy``).  Not done while busy: reading from the
 script's own connection (as Redis, which protects the caller).
 
 Layout (each module's docstring has the detail):

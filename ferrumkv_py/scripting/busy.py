@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import select
 
+from ..busy_accept import accept_new
 from ..resp import ProtocolError
 
 BUSY_READ_BYTES = 65536          # bytes read from a busy-time client per poll
@@ -28,6 +29,7 @@ def serve_others(server, caller) -> None:
     client that has sent something.  Complexity: O(clients) plus the commands read."""
     if server.write_clients:
         server.flush_writes()
+    accept_new(server)      # new connections are served too (busy_accept.py)
     fds = {}
     for c in server.clients.values():
         if (c is not caller and c.fd >= 0 and not c.closing and not c.paused

@@ -17,6 +17,8 @@ from types import SimpleNamespace
 import pytest
 import redis
 
+from ferrumkv_py.acl import Acl
+from ferrumkv_py.config import Config
 from ferrumkv_py.console import Console, _host_allowed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -157,16 +159,91 @@ def test_host_header_rule(host, ok):
 
 def test_non_loopback_peers_need_a_password():
     """The decision itself, on a fake request (no traffic to any non-loopback address)."""
-    server = SimpleNamespace(requirepass="")
-    con = Console(server)
+    acl = Acl(Config())
+    con = Console(SimpleNamespace(acl=acl))
     far = SimpleNamespace(remote="192.0.2.10", headers={"Host": "192.0.2.1"})
     near = SimpleNamespace(remote="127.0.0.1", headers={"Host": "127.0.0.1"})
-    assert con._denied(far).status == 403
-    assert con._denied(near) is None
-    server.requirepass = "pw"
-    token = base64.b64encode(b"x:pw").decode()
-    far.headers["Authorization"] = "Basic " + token
-    assert con._denied(far) is None
+    assert con._admit(far)[1].status == 403
+    assert con._admit(near) == (acl.default, None)
+    acl.update_default_password("pw")
+    for token, ok in ((b"x:pw", False), (b"default:pw", True), (b":pw", True),
+                      (b"default:pwx", False), (b"pw", False)):
+        far.headers["Authorization"] = "Basic " + base64.b64encode(token).decode()
+        user, refused = con._admit(far)
+        assert (user is acl.default and refused is None) if ok else refused.status == 401
+
+
+def _as(user, password):
+    return "Basic " + base64.b64encode(b"%s:%s" % (user.encode(), password.encode())).decode()
+
+
+def _box(port, argv, user, password):
+    status, body = http(port, "/api/command", "POST", json.dumps({"argv": argv}).encode(),
+                        {"Content-Type": "application/json", "X-Ferrumkv-Console": "1",
+                         "Authorization": _as(user, password)})
+    return status, (json.loads(body)["reply"] if status == 200 else body)
+
+
+def test_acl_password_on_default_is_asked(make_server):
+    """ACL SETUSER default >pw (no requirepass): the console asks for it too (issue 26 row 5:
+    it used to serve the command box to anyone local)."""
+    port = free_port()
+    s = make_server(console_port=str(port))
+    r = redis.Redis(port=s.port)
+    assert http(port, "/api/snapshot")[0] == 200
+    r.execute_command("ACL", "SETUSER", "default", ">pw")
+    for path in ("/", "/api/snapshot", "/metrics", "/api/keys", "/api/curve"):
+        assert http(port, path)[0] == 401, path
+    assert command(port, ["ACL", "LIST"])[0] == 401
+    assert _box(port, ["ACL", "WHOAMI"], "default", "wrong")[0] == 401
+    assert _box(port, ["ACL", "WHOAMI"], "default", "pw") == (200, "default")
+    assert _box(port, ["ACL", "WHOAMI"], "", "pw") == (200, "default")
+    r.close()
+
+
+def test_default_off_and_named_users(make_server):
+    """``default off`` plus named users: default's credentials are refused even though it
+    is nopass; each named user runs the command box with its own rights."""
+    port = free_port()
+    s = make_server(console_port=str(port))
+    r = redis.Redis(port=s.port)
+    r.execute_command("ACL", "SETUSER", "admin", "on", ">adminpw", "+@all", "~*")
+    r.execute_command("ACL", "SETUSER", "app", "on", ">apppw", "+get", "+set", "+scan",
+                      "+type", "~app:*")
+    r.set("app:1", "a")
+    r.set("secret", "s")
+    r.execute_command("ACL", "SETUSER", "default", "off")
+    assert http(port, "/api/snapshot")[0] == 401
+    assert _box(port, ["ACL", "WHOAMI"], "default", "")[0] == 401
+    assert _box(port, ["ACL", "WHOAMI"], "admin", "adminpw") == (200, "admin")
+    assert _box(port, ["GET", "app:1"], "app", "apppw") == (200, "a")
+    status, reply = _box(port, ["GET", "secret"], "app", "apppw")
+    assert status == 200 and reply["error"].startswith("NOPERM")
+    for argv in (["ACL", "SETUSER", "root", "on", "nopass", "+@all"],
+                 ["CONFIG", "SET", "maxmemory", "1"], ["ACL", "LIST"]):
+        status, reply = _box(port, argv, "app", "apppw")
+        assert status == 200 and reply["error"].startswith("NOPERM"), argv
+    assert b"root" not in b" ".join(r.execute_command("ACL", "USERS"))
+    app = {"Authorization": _as("app", "apppw")}
+    assert http(port, "/api/snapshot", headers=app)[0] == 403     # app may not run INFO
+    assert http(port, "/metrics", headers=app)[0] == 403
+    status, body = http(port, "/api/keys?count=1000", headers=app)
+    assert status == 200 and [k["key"] for k in json.loads(body)["keys"]] == ["app:1"]
+    status, body = http(port, "/api/keys?count=1000",
+                        headers={"Authorization": _as("admin", "adminpw")})
+    assert sorted(k["key"] for k in json.loads(body)["keys"]) == ["app:1", "secret"]
+    r.close()
+
+
+def test_aclfile_users_are_asked(make_server, tmp_path):
+    """Users from an aclfile: the console needs one of them."""
+    aclfile = tmp_path / "users.acl"
+    aclfile.write_text("user default off\nuser ops on >opspw +@all ~*\n")
+    port = free_port()
+    make_server(console_port=str(port), dir=str(tmp_path), aclfile="users.acl")
+    assert http(port, "/api/snapshot")[0] == 401
+    assert http(port, "/api/snapshot", headers={"Authorization": _as("ops", "opspw")})[0] == 200
+    assert _box(port, ["ACL", "WHOAMI"], "ops", "opspw") == (200, "ops")
 
 
 def test_config_set_console_port_at_runtime(make_server):

@@ -270,9 +270,10 @@ def test_busy_script_and_script_kill(make_server):
     other.send(cmd("MULTI") + cmd("SET", "a", "1") + cmd("EXEC"))
     assert other.read_reply() == b"+OK\r\n"
     assert other.read_reply().startswith(b"-BUSY")   # the queued SET
-    assert other.read_reply().startswith(b"-BUSY")   # EXEC has no allow-busy flag
+    # EXEC has no allow-busy flag: refused, it ends the transaction (Redis execCommandAbort)
+    assert other.read_reply() == b"-EXECABORT Transaction discarded because of: " + reply[1:]
     other.send(cmd("DISCARD"))
-    assert other.read_reply() == b"+OK\r\n"
+    assert other.read_reply() == b"-ERR DISCARD without MULTI\r\n"
     other.send(cmd("SCRIPT", "KILL"))
     assert other.read_reply() == b"+OK\r\n"
     t.join(20)
