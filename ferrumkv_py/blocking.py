@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import time
 from itertools import islice
 
 from . import errors
@@ -93,7 +94,7 @@ class _ReadyMark:
 class Waiter:
     """One blocked client's request: its keys, the value type it pops, how to serve it."""
 
-    __slots__ = ("client", "keys", "vtype", "serve", "deadline", "timeout_reply")
+    __slots__ = ("client", "keys", "vtype", "serve", "deadline", "timeout_reply", "call")
 
     def __init__(self, client, keys: list, vtype, serve, deadline):
         self.client = client
@@ -102,6 +103,9 @@ class Waiter:
         self.serve = serve          # serve(client, key) -> reply value; may raise CommandError
         self.deadline = deadline    # event-loop time (s), or None = forever
         self.timeout_reply = NULL_ARRAY
+        # (spec, argv, ns) of the call that blocked: the slowlog sees it when it is served
+        # or unblocked, with its time then (Redis updateStatsOnUnblock), not when it blocks
+        self.call = None
 
 
 class Blocking(Subsystem):
@@ -251,9 +255,20 @@ class Blocking(Subsystem):
             c.push(encode_error(errors.UNBLOCKED_BY_CLIENT))
         else:
             c.push(encode(w.timeout_reply, c.proto))
+        self._log_call(c, w, 0)
         self._untime(w)
         self._release(c)
         return True
+
+    def _log_call(self, c, w, extra_ns: int) -> None:
+        """The slowlog and latency monitor's turn for a blocked call, now it ends: its first
+        run's time plus ``extra_ns`` of serving (Redis updateStatsOnUnblock)."""
+        if w.call is not None:
+            spec, argv, ns = w.call
+            w.call = None
+            ops = self.server.ops
+            if ns + extra_ns >= ops.slow_ns:
+                ops.after_command(c, spec, argv, ns + extra_ns)
 
     # ---- readiness and service ----
 
@@ -359,6 +374,7 @@ class Blocking(Subsystem):
         """Answer ``c`` from ``key`` and unblock it; False (still blocked) when its serve
         says NOT_READY."""
         stats = self.server.stats
+        t = time.perf_counter_ns()
         try:
             reply = w.serve(c, key)
         except CommandError as e:
@@ -374,6 +390,7 @@ class Blocking(Subsystem):
                 return False
             frame = encode(reply, c.proto)
         c.push(frame)
+        self._log_call(c, w, time.perf_counter_ns() - t)
         self._untime(w)
         self._release(c)
         return True

@@ -393,7 +393,11 @@ class Client(asyncio.Protocol, ClientState):
                                 shadow.record(self, spec, argv, reply)
                     t1 = _perf_ns()      # ops.py: one clock read per command
                     if t1 - t_prev >= slow_ns:
-                        ops.after_command(self, spec, argv, t1 - t_prev)
+                        w = self.bstate
+                        if w is not None and w.call is None:   # blocked: logged when it
+                            w.call = (spec, argv, t1 - t_prev)  # ends (blocking.py)
+                        else:
+                            ops.after_command(self, spec, argv, t1 - t_prev)
                     t_prev = t1
                 if self.closing or reader.unauth or server.blocking_due:
                     # blocking.py: serve the keys this command made ready; a client that
@@ -528,7 +532,14 @@ class Client(asyncio.Protocol, ClientState):
             out = self._failed(spec, e)
             self._ran(ops, spec, argv, _perf_ns() - t)
             return out
-        self._ran(ops, spec, argv, _perf_ns() - t)
+        ns = _perf_ns() - t
+        w = self.bstate
+        if w is not None and w.call is None:   # it blocked: the slowlog waits for its end
+            w.call = (spec, argv, ns)
+            if ops.monitors and "skip_monitor" not in spec.flags:
+                ops.feed_monitors(self, spec, argv)
+        else:
+            self._ran(ops, spec, argv, ns)
         self._count(spec)
         t = reply.__class__
         if t is bytes:

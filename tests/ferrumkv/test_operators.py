@@ -802,3 +802,32 @@ def test_pause_suspends_eviction(server, r2):
     server.call(server.server.cron)
     assert r2.dbsize() < 50
     r2.config_set("maxmemory", 0)
+
+
+def _blocked_call_in_slowlog(port: int) -> list:
+    """BLPOP blocks, the slowlog is reset, a push serves it: what the slowlog shows."""
+    admin, b = RawConn(port), RawConn(port)
+    try:
+        _cmd(admin, "CONFIG", "SET", "slowlog-log-slower-than", 0)
+        b.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nl\r\n$1\r\n0\r\n")
+        assert _silent(b)
+        _cmd(admin, "SLOWLOG", "RESET")
+        _cmd(admin, "LPUSH", "l", "x")
+        assert b.read_reply() == b"*2\r\n$1\r\nl\r\n$1\r\nx\r\n"
+        log = redis.Redis(port=port).slowlog_get()
+        _cmd(admin, "CONFIG", "SET", "slowlog-log-slower-than", 10000)
+        # the reading connection's own set-up (HELLO, CLIENT SETINFO) is not the point
+        return [e["command"] for e in log
+                if not e["command"].startswith((b"HELLO", b"CLIENT SETINFO"))]
+    finally:
+        admin.close()
+        b.close()
+
+
+@pytest.mark.needs_redis
+def test_a_blocked_call_is_logged_when_served(server, redis_server):
+    """Redis logs a blocked command when it is served (updateStatsOnUnblock), not when it
+    blocks: unit/slowlog's 'Rewritten commands are logged as their original command'."""
+    ours = _blocked_call_in_slowlog(server.port)
+    assert ours == _blocked_call_in_slowlog(redis_server)
+    assert ours[0] == b"BLPOP l 0"
