@@ -43,9 +43,14 @@ class Library:
 class Libraries:
     """The loaded libraries, and every function by name."""
 
+    # Names are case-insensitive, as Redis 7.0's function and library dicts (dictSdsCase*):
+    # both dicts are keyed by the lower-cased name; a library and its functions keep the
+    # names as given, which FUNCTION LIST and DUMP show.
+
     def __init__(self):
-        self.libs: dict[bytes, Library] = {}
-        self.funcs: dict[bytes, tuple] = {}    # name -> (library, lua function, flags, desc)
+        self.libs: dict[bytes, Library] = {}   # lower-cased name -> library
+        self.funcs: dict[bytes, tuple] = {}    # lower-cased name -> (library, lua function,
+                                               # flags, desc)
         self._loading: Library | None = None
 
     def register(self, name, cb, desc, *flags):
@@ -55,7 +60,7 @@ class Libraries:
             return b"ERR redis.register_function can only be called on FUNCTION LOAD command"
         if name.__class__ is not bytes or not NAME_RE.match(name):
             return b"ERR " + BAD_NAME.encode()
-        if name in lib.functions:
+        if any(name.lower() == known.lower() for known in lib.functions):
             return b"ERR Function already exists in the library"
         for f in flags:
             if f.decode("utf-8", "surrogateescape") not in SHEBANG_FLAGS:
@@ -66,7 +71,7 @@ class Libraries:
     def load(self, eng, code: bytes, replace: bool) -> bytes:
         """FUNCTION LOAD: compile and run the library, then publish its functions."""
         name = _library_name(code)
-        old = self.libs.get(name)
+        old = self.libs.get(name.lower())
         if old is not None and not replace:
             raise CommandError("Library '%s' already exists" % _s(name))
         lib = Library(name, code)
@@ -85,20 +90,20 @@ class Libraries:
         if not lib.functions:
             raise CommandError("No functions registered")
         for fname in lib.functions:
-            owner = self.funcs.get(fname)
+            owner = self.funcs.get(fname.lower())
             if owner is not None and owner[0] is not old:
                 raise CommandError("Function %s already exists" % _s(fname))
         if old is not None:
             self.delete(name)
-        self.libs[name] = lib
+        self.libs[name.lower()] = lib
         for fname, (cb, flags, desc) in lib.functions.items():
-            self.funcs[fname] = (lib, cb, flags, desc)
+            self.funcs[fname.lower()] = (lib, cb, flags, desc)
         return name
 
     def delete(self, name: bytes) -> None:
-        lib = self.libs.pop(name)
+        lib = self.libs.pop(name.lower())
         for fname in lib.functions:
-            self.funcs.pop(fname, None)
+            self.funcs.pop(fname.lower(), None)
 
     def reload(self, eng) -> None:
         """After SCRIPT FLUSH made a new VM: compile every library again in it."""
@@ -146,7 +151,7 @@ def libraries(c) -> Libraries:
 
 def _fcall(c, argv: list, ro: bool):
     libs = libraries(c)
-    entry = libs.funcs.get(argv[1])
+    entry = libs.funcs.get(argv[1].lower())
     numkeys = parse_int(argv[2], "Bad number of keys provided")
     if numkeys > len(argv) - 3:
         raise CommandError(errors.NUMKEYS_GREATER)
@@ -159,6 +164,7 @@ def _fcall(c, argv: list, ro: bool):
     name = _s(argv[1])
     run = eng.prepare(c, frozenset(flags), ro, False, name)
     run.keys = argv[3:3 + numkeys]
+    run.argv = argv
     t = eng.rt.table_from
     try:
         ok, out = eng._run_function(cb, argv[1], c.proto, t(argv[3:3 + numkeys]),
@@ -182,7 +188,8 @@ def _fcall_may_write(c, argv: list) -> bool:
     """FCALL's flags are its function's (Redis fcallGetCommandFlags): a ``no-writes``
     function runs during CLIENT PAUSE WRITE (ops.Ops.holds)."""
     eng = c.server.__dict__.get("scripting")
-    entry = None if eng is None or eng.functions is None else eng.functions.funcs.get(argv[1])
+    entry = (None if eng is None or eng.functions is None
+             else eng.functions.funcs.get(argv[1].lower()))
     return entry is None or "no-writes" not in entry[2]
 
 
@@ -226,7 +233,7 @@ def function_delete(c, argv):
     """FUNCTION DELETE library-name
     Deletes a library and its functions."""
     libs = libraries(c)
-    if argv[2] not in libs.libs:
+    if argv[2].lower() not in libs.libs:
         raise CommandError("Library not found")
     libs.delete(argv[2])
     return OK
@@ -236,7 +243,9 @@ def function_delete(c, argv):
 def function_flush(c, argv):
     """FUNCTION FLUSH [ASYNC|SYNC]
     Deletes every library."""
-    if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"sync", b"async")):
+    if len(argv) > 3:                   # Redis: addReplySubcommandSyntaxError
+        raise CommandError(errors.SUBCOMMAND_SYNTAX % (_s(argv[1])[:128], "FUNCTION"))
+    if len(argv) == 3 and argv[2].lower() not in (b"sync", b"async"):
         raise CommandError("FUNCTION FLUSH only supports SYNC|ASYNC option")
     libs = libraries(c)
     libs.libs, libs.funcs = {}, {}
@@ -253,7 +262,9 @@ def function_list(c, argv):
         a = argv[i].lower()
         if a == b"withcode" and not withcode:
             withcode = True
-        elif a == b"libraryname" and pattern is None and i + 1 < len(argv):
+        elif a == b"libraryname" and pattern is None:
+            if i + 1 >= len(argv):
+                raise CommandError("library name argument was not given")
             i += 1
             pattern = argv[i]
         else:
@@ -282,7 +293,7 @@ def function_stats(c, argv):
     running = None
     if run is not None and not run.is_eval:
         import time
-        running = {b"name": run.name.encode(), b"command": [b"fcall"],
+        running = {b"name": run.name.encode(), b"command": list(run.argv),
                    b"duration_ms": int((time.monotonic() - run.start) * 1000)}
     return {b"running_script": running,
             b"engines": {b"LUA": {b"libraries_count": len(libs.libs),
@@ -311,8 +322,10 @@ def function_dump(c, argv):
 def function_restore(c, argv):
     """FUNCTION RESTORE serialized-value [FLUSH|APPEND|REPLACE]
     Loads the libraries of a FUNCTION DUMP payload."""
+    if len(argv) > 4:                   # Redis: addReplySubcommandSyntaxError
+        raise CommandError(errors.SUBCOMMAND_SYNTAX % (_s(argv[1])[:128], "FUNCTION"))
     policy = argv[3].lower() if len(argv) > 3 else b"append"
-    if len(argv) > 4 or policy not in (b"flush", b"append", b"replace"):
+    if policy not in (b"flush", b"append", b"replace"):
         raise CommandError("Wrong restore policy given, value should be either FLUSH, "
                            "APPEND or REPLACE.")
     data = argv[2]
@@ -336,6 +349,10 @@ def function_restore(c, argv):
         if policy == b"flush":
             libs.libs, libs.funcs = {}, {}
         for code in codes:
+            name = _library_name(code)
+            if policy == b"append" and name.lower() in libs.libs:
+                # RESTORE's own text (functions.c libraryJoin), unquoted unlike LOAD's
+                raise CommandError("Library %s already exists" % _s(name))
             libs.load(eng, code, policy == b"replace")
     except CommandError:
         libs.libs, libs.funcs = saved

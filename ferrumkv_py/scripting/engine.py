@@ -128,6 +128,7 @@ class Engine:
         flags = script.flags
         run = self.prepare(c, flags, ro, True, script.name)
         run.keys = argv[3:3 + numkeys]
+        run.argv = argv
         args = argv[3:]
         try:
             if len(args) <= VARARGS_MAX:

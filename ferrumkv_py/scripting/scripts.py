@@ -59,7 +59,7 @@ class Run:
     """The state of the running script (Redis's scriptRunCtx)."""
 
     __slots__ = ("caller", "name", "ro", "allow_oom", "oom_at_start", "dirty", "start",
-                 "busy", "killed", "is_eval", "keys", "tracked")
+                 "busy", "killed", "is_eval", "keys", "tracked", "argv")
 
     def __init__(self, caller, name: str, ro: bool, allow_oom: bool, oom_at_start: bool,
                  is_eval: bool):
@@ -70,6 +70,7 @@ class Run:
         self.oom_at_start = oom_at_start
         self.dirty = False
         self.keys = ()          # the declared keys (KEYS): client tracking remembers them
+        self.argv = ()          # the calling command (FUNCTION STATS shows it)
         self.tracked = False    # ... once, at the script's first read (Engine.call)
         self.start = time.monotonic()
         self.busy = False

@@ -164,3 +164,28 @@ def test_busy_function_and_function_kill(make_server):
                            "on @user_function:2.")
     other.close()
     c.close()
+
+
+def test_function_names_and_arguments_as_redis(r2):
+    """Library and function names are case-insensitive as Redis 7.0's dicts; FUNCTION FLUSH /
+    RESTORE with too many arguments, LIST LIBRARYNAME without a name, and RESTORE's own
+    'already exists' text are Redis's (unit/functions)."""
+    r2.execute_command("FUNCTION", "LOAD", "#!lua name=Lib1\n"
+                       "redis.register_function('Fn', function() return 'hi' end)")
+    assert r2.fcall("FN", 0) == b"hi" and r2.fcall("fn", 0) == b"hi"
+    with pytest.raises(redis.ResponseError, match="Library 'lib1' already exists"):
+        r2.execute_command("FUNCTION", "LOAD", "#!lua name=lib1\n"
+                           "redis.register_function('g', function() return 1 end)")
+    payload = r2.function_dump()
+    with pytest.raises(redis.ResponseError, match="^Library Lib1 already exists$"):
+        r2.function_restore(payload)
+    for argv, text in ((("FLUSH", "sync", "extra"), "unknown subcommand or wrong number of "
+                        "arguments for 'FLUSH'. Try FUNCTION HELP."),
+                       (("RESTORE", "a", "b", "c"), "unknown subcommand or wrong number of "
+                        "arguments for 'RESTORE'. Try FUNCTION HELP."),
+                       (("LIST", "LIBRARYNAME"), "library name argument was not given")):
+        with pytest.raises(redis.ResponseError) as e:
+            r2.execute_command("FUNCTION", *argv)
+        assert str(e.value) == text, argv
+    r2.execute_command("FUNCTION", "DELETE", "LIB1")
+    assert r2.execute_command("FUNCTION", "LIST") == []
