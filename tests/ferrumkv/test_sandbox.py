@@ -13,9 +13,11 @@ import contextlib
 import logging
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -38,9 +40,13 @@ PY_MARKERS = (b"Traceback", b"lupa", b"<python>", b"object is not", b"_LuaTable"
 
 @contextlib.contextmanager
 def server_process(*args: str):
-    """A ferrumkv_py server process on a free port; yields (port, proc); killed by PID."""
+    """A ferrumkv_py server process on a free port; yields (port, proc); killed by PID.
+    No save rules and a directory of its own: nothing is loaded from, or left in, the
+    checkout."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--port", str(port), *args],
+    data_dir = tempfile.mkdtemp(prefix="fkv-sandbox-")
+    proc = subprocess.Popen([sys.executable, "-m", "ferrumkv_py", "--port", str(port),
+                             "--save", "", "--dir", data_dir, *args],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
@@ -56,6 +62,7 @@ def server_process(*args: str):
         if proc.poll() is None:
             proc.kill()
         proc.wait(10)
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def client(port: int) -> redis.Redis:
