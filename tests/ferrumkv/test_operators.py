@@ -808,12 +808,13 @@ def _blocked_call_in_slowlog(port: int) -> list:
     """BLPOP blocks, the slowlog is reset, a push serves it: what the slowlog shows."""
     admin, b = RawConn(port), RawConn(port)
     try:
+        _cmd(admin, "DEL", "slowlog:l")     # redis_server is shared by the session
         _cmd(admin, "CONFIG", "SET", "slowlog-log-slower-than", 0)
-        b.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nl\r\n$1\r\n0\r\n")
+        b.send(b"*3\r\n$5\r\nBLPOP\r\n$9\r\nslowlog:l\r\n$1\r\n0\r\n")
         assert _silent(b)
         _cmd(admin, "SLOWLOG", "RESET")
-        _cmd(admin, "LPUSH", "l", "x")
-        assert b.read_reply() == b"*2\r\n$1\r\nl\r\n$1\r\nx\r\n"
+        _cmd(admin, "LPUSH", "slowlog:l", "x")
+        assert b.read_reply() == b"*2\r\n$9\r\nslowlog:l\r\n$1\r\nx\r\n"
         log = redis.Redis(port=port).slowlog_get()
         _cmd(admin, "CONFIG", "SET", "slowlog-log-slower-than", 10000)
         # the reading connection's own set-up (HELLO, CLIENT SETINFO) is not the point
@@ -830,4 +831,4 @@ def test_a_blocked_call_is_logged_when_served(server, redis_server):
     blocks: unit/slowlog's 'Rewritten commands are logged as their original command'."""
     ours = _blocked_call_in_slowlog(server.port)
     assert ours == _blocked_call_in_slowlog(redis_server)
-    assert ours[0] == b"BLPOP l 0"
+    assert ours[0] == b"BLPOP slowlog:l 0"
