@@ -31,7 +31,8 @@ from .. import memory, rdb
 from . import rdb_scan
 from ..rdb import RdbError, _len, _str
 from ..keyspace import SHARDS
-from ..rdb_load import _load_value, _Reader
+from ..rdb_load import T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2, _load_value, _Reader
+from ..stream import Stream
 from ..values import RHash, RList, RSet
 from ..zset import ZSet
 
@@ -60,9 +61,9 @@ def _body_of(value, encoding: str) -> bytes:
     return rdb.dump_body(value, encoding)
 
 
-# value class -> (value, encoding) -> type byte + value.  Streams add their row here.
+# value class -> (value, encoding) -> type byte + value (streams: rdb_stream.py, type 19).
 VALUE_WRITERS = {bytes: _body_of, RList: _body_of, RHash: _body_of, RSet: _body_of,
-                 ZSet: _body_of}
+                 ZSet: _body_of, Stream: _body_of}
 
 
 def header(aux: list) -> bytes:
@@ -110,12 +111,12 @@ def _load_any(r: _Reader, t: int):
     return value
 
 
-# type byte -> loader(reader, type) -> value.  Streams add their rows here.
+# type byte -> loader(reader, type) -> value (streams 15 and 19: rdb_stream.py).
 VALUE_LOADERS = {t: _load_any for t in (
     rdb.T_STRING, rdb.T_LIST, rdb.T_SET, rdb.T_ZSET, rdb.T_HASH, rdb.T_ZSET_2,
     rdb.T_HASH_ZIPMAP, rdb.T_LIST_ZIPLIST, rdb.T_SET_INTSET, rdb.T_ZSET_ZIPLIST,
     rdb.T_HASH_ZIPLIST, rdb.T_LIST_QUICKLIST, rdb.T_HASH_LISTPACK, rdb.T_ZSET_LISTPACK,
-    rdb.T_LIST_QUICKLIST_2)}
+    rdb.T_LIST_QUICKLIST_2, T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2)}
 
 
 class Loader:

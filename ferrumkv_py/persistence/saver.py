@@ -320,7 +320,7 @@ class Persistence(Subsystem):
         a running BGSAVE is abandoned and a synchronous save made.  False if it failed."""
         if self.bg is not None:
             log.warning("There is a child saving an .rdb. Killing it!")
-            self.stop()
+            self.abandon()
         if nosave or not (save or self.rules):
             return True
         if self.loading:              # Redis: never save a half-loaded data set

@@ -375,3 +375,30 @@ def test_bgsave_keeps_the_cut_through_every_kind_of_write(make_server, monkeypat
     assert r.execute_command("DEBUG", "DIGEST") != want     # the writes did change things
     assert r.execute_command("DEBUG", "RELOAD", "NOSAVE") == b"OK"
     assert r.execute_command("DEBUG", "DIGEST") == want
+
+
+def test_sigterm_during_a_bgsave_abandons_it_and_saves(tmp_path):
+    """SIGTERM while a BGSAVE walks: the background save is abandoned (Redis kills its
+    child), the final save is made and the restart loads it, a stream included (after the
+    merge of streams and persistence this raised in the signal handler and the server
+    kept running)."""
+    a = Proc(tmp_path)
+    try:
+        pipe = a.r.pipeline(transaction=False)
+        for i in range(200_000):            # a walk that lasts past the signal
+            pipe.set("k%d" % i, "v" * 20)
+        pipe.execute()
+        a.r.xadd("events", {"f": "v"}, id="1-0")
+        want = a.r.execute_command("DEBUG", "DIGEST")
+        assert a.r.bgsave()
+        a.p.send_signal(signal.SIGTERM)
+        code, log = a.wait()
+        assert code == 0 and "Killing it!" in log and "DB saved on disk" in log, log
+    finally:
+        a.kill()
+    b = Proc(tmp_path, "--save", "")
+    try:
+        assert b.r.execute_command("DEBUG", "DIGEST") == want
+        assert b.r.xlen("events") == 1
+    finally:
+        b.kill()
