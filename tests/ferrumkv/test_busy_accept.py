@@ -5,14 +5,13 @@ with Redis's EXECABORT text (issue 34, unit/multi "EXEC and script timeout")."""
 
 from __future__ import annotations
 
-import threading
 
 import pytest
 import redis
 
 from ..conftest import RawConn, command_frame as cmd
 from .diff_util import Pair
-from .script_util import send_until
+from .script_util import call_in_thread, send_until
 
 BUSY = (b"-BUSY Redis is busy running a script. You can only call SCRIPT KILL "
         b"or SHUTDOWN NOSAVE.\r\n")
@@ -20,17 +19,7 @@ LOOP = "while true do end"
 
 
 def _run_in_thread(port, fn, out, password=None):
-    def run():
-        c = redis.Redis(port=port, socket_timeout=30, password=password)
-        try:
-            out.append(fn(c))
-        except (redis.ResponseError, redis.ConnectionError) as e:
-            out.append(e)
-        finally:
-            c.close()
-    t = threading.Thread(target=run)
-    t.start()
-    return t
+    return call_in_thread(port, fn, out, socket_timeout=30, password=password)
 
 
 def _busy_server(make_server, **config):

@@ -26,7 +26,7 @@ import redis
 
 from tests.conftest import RawConn, free_port
 from tests.conftest import command_frame as cmd
-from tests.ferrumkv.script_util import send_until
+from tests.ferrumkv.script_util import call_in_thread, send_until
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUSY_MS = 50                 # busy-reply-threshold of the process servers
@@ -70,17 +70,8 @@ def client(port: int) -> redis.Redis:
 
 
 def eval_in_thread(port: int, script, out: list, *args) -> threading.Thread:
-    def run():
-        c = client(port)
-        try:
-            out.append(c.eval(script, 0, *args))
-        except redis.RedisError as e:
-            out.append(e)
-        finally:
-            c.close()
-    t = threading.Thread(target=run)
-    t.start()
-    return t
+    return call_in_thread(port, lambda c: c.eval(script, 0, *args), out, protocol=2,
+                          socket_timeout=REPLY_GUARD_S)
 
 
 def busy_then_kill(port: int, script, kill=("SCRIPT", "KILL")) -> redis.RedisError:

@@ -11,7 +11,7 @@ import redis
 
 from tests.conftest import RawConn
 from tests.conftest import command_frame as cmd
-from tests.ferrumkv.script_util import send_until
+from tests.ferrumkv.script_util import call_in_thread, send_until
 
 
 # ---- redis-py: Lock, register_script, pipelines ----
@@ -225,17 +225,7 @@ def test_many_keys_and_args(r2):
 # ---- busy scripts ----
 
 def _eval_in_thread(port, script, out):
-    def run():
-        c = redis.Redis(port=port, socket_timeout=30)
-        try:
-            out.append(c.eval(script, 0))
-        except (redis.ResponseError, redis.ConnectionError) as e:
-            out.append(e)
-        finally:
-            c.close()
-    t = threading.Thread(target=run)
-    t.start()
-    return t
+    return call_in_thread(port, lambda c: c.eval(script, 0), out, socket_timeout=30)
 
 
 def _wait_busy(c):
